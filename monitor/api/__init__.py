@@ -1,0 +1,1 @@
+"""The HTTP side: REST API, /healthz, /metrics."""

@@ -1,0 +1,29 @@
+"""The FastAPI application factory."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from monitor import __version__
+from monitor.api import health, metrics
+from monitor.api.deps import AppState
+from monitor.settings import Settings
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+    state = AppState.build(settings)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        state.engine.dispose()
+
+    app = FastAPI(title="slamon", version=__version__, docs_url="/docs", lifespan=lifespan)
+    app.state.slamon = state
+    app.include_router(health.router)
+    app.include_router(metrics.router)
+    return app

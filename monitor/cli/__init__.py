@@ -1,0 +1,53 @@
+"""The `slamon` command line (DESIGN.md's contract). User errors print one line and exit non-zero;
+tracebacks are for bugs only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from monitor import __version__
+from monitor.errors import ConfigError, SlamonError
+
+
+class SlamonGroup(click.Group):
+    """A click group that turns slamon's own errors into clear messages and exit codes."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ConfigError as exc:
+            for problem in exc.problems:
+                click.echo(f"error: {problem}", err=True)
+            ctx.exit(1)
+        except SlamonError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(1)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            ctx.exit(130)
+
+
+@click.group(cls=SlamonGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="slamon")
+def cli() -> None:
+    """slamon: SLA and provider-health monitor for rented GPUs."""
+
+
+def _register() -> None:
+    from monitor.cli import config_cmd, serve
+
+    for command in (*serve.COMMANDS, config_cmd.config):
+        cli.add_command(command)
+
+
+_register()
+
+
+def main() -> None:
+    cli(prog_name="slamon")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,188 @@
+"""The YAML config as pydantic models. Field names are part of the contract (DESIGN.md)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+from urllib.parse import urlsplit
+
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+from monitor.config.durations import parse_duration
+
+Duration = Annotated[float, BeforeValidator(parse_duration)]
+Slug = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=64)]
+TargetKind = Literal["http", "tcp", "dcgm", "heartbeat"]
+ChannelKind = Literal["webhook", "slack", "pagerduty", "teams", "discord", "apprise"]
+FeedKind = Literal[
+    "statuspage", "gcp", "aws-rss", "aws-health", "azure-rss", "rss", "statusio", "betterstack",
+    "instatus",
+]  # fmt: skip
+
+MIN_INTERVAL_S = 1.0
+
+
+def _at_least_one_second(value: float) -> float:
+    if value < MIN_INTERVAL_S:
+        raise ValueError("must be ≥ 1 s")
+    return value
+
+
+def _positive(value: float) -> float:
+    if value <= 0:
+        raise ValueError("must be > 0 s")
+    return value
+
+
+Interval = Annotated[Duration, AfterValidator(_at_least_one_second)]
+Timeout = Annotated[Duration, AfterValidator(_positive)]
+
+
+class Strict(BaseModel):
+    """Unknown keys are errors: a typo must not silently do nothing."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FeedConfig(Strict):
+    kind: FeedKind
+    url: str
+
+
+class ProviderConfig(Strict):
+    """A provider to watch; overrides or extends the built-in catalog entry with this slug."""
+
+    slug: Slug
+    name: str | None = None
+    feeds: list[FeedConfig] | None = None
+    regions: list[str] = []
+    components: list[str] = []
+    sla: str | None = None
+
+
+class TargetConfig(Strict):
+    """One probed instance (or a training job that pushes heartbeats)."""
+
+    name: Annotated[str, Field(min_length=1, max_length=200)]
+    kind: TargetKind
+    url: str | None = None
+    provider: str | None = None
+    region: str | None = None
+    zone: str | None = None
+    pool: str | None = None
+    instance_type: str | None = None
+    gpus: Annotated[int, Field(ge=0)] = 0
+    hourly_price: Annotated[float, Field(ge=0)] = 0.0
+    sla: str | None = None
+    interval: Interval = 30.0
+    timeout: Timeout = 5.0
+    confirmations: Annotated[int, Field(ge=1, le=10)] = 2
+    expect_status: list[int] | None = None
+    expect_body: str | None = None
+    grace: Duration | None = None
+    labels: dict[str, str] = {}
+
+    @model_validator(mode="after")
+    def _url_matches_kind(self) -> TargetConfig:
+        if self.kind == "heartbeat":
+            return self
+        if not self.url:
+            raise ValueError(f"url: a {self.kind} target needs one")
+        parts = urlsplit(self.url)
+        if self.kind == "tcp":
+            if parts.scheme != "tcp" or not parts.hostname or parts.port is None:
+                raise ValueError("url: a tcp target needs tcp://host:port, e.g. tcp://10.0.0.5:22")
+        elif parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"url: a {self.kind} target needs http(s)://host/…")
+        return self
+
+    @model_validator(mode="after")
+    def _timeout_fits_interval(self) -> TargetConfig:
+        if self.timeout > self.interval:
+            raise ValueError("timeout: must not exceed interval")
+        return self
+
+
+class PoolConfig(Strict):
+    """A group of interchangeable instances; available while at least ``min_up`` are up."""
+
+    name: str
+    min_up: Annotated[int, Field(ge=1)] = 1
+    description: str | None = None
+
+
+class MaintenanceConfig(Strict):
+    """A planned window; matching targets' downtime inside it is excluded from SLA math."""
+
+    name: str
+    start: AwareDatetime
+    end: AwareDatetime
+    provider: str | None = None
+    region: str | None = None
+    pool: str | None = None
+    targets: list[str] = []
+
+    @model_validator(mode="after")
+    def _ends_after_start(self) -> MaintenanceConfig:
+        if self.end <= self.start:
+            raise ValueError("end: must be after start")
+        return self
+
+
+class ChannelConfig(Strict):
+    name: str
+    kind: ChannelKind
+    url: str
+    secret: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _url_has_scheme(cls, value: str) -> str:
+        if "://" not in value:
+            raise ValueError("must be a URL with a scheme, e.g. https://…")
+        return value
+
+
+class RouteConfig(Strict):
+    match: dict[str, str] = {}
+    channels: list[str]
+    continue_: bool = Field(default=True, alias="continue")
+
+
+class SilenceConfig(Strict):
+    match: dict[str, str]
+    start: AwareDatetime | None = None
+    end: AwareDatetime
+    comment: str = ""
+
+
+class ScheduleConfig(Strict):
+    """How often the periodic tasks run (beat is built from this)."""
+
+    tick: Interval = 30.0
+    feeds: Interval = 120.0
+    retention: Interval = 3600.0
+
+
+class Config(Strict):
+    """The whole YAML file."""
+
+    providers: list[ProviderConfig] = []
+    targets: list[TargetConfig] = []
+    pools: list[PoolConfig] = []
+    maintenance: list[MaintenanceConfig] = []
+    channels: list[ChannelConfig] = []
+    routes: list[RouteConfig] = []
+    silences: list[SilenceConfig] = []
+    schedule: ScheduleConfig = ScheduleConfig()
+
+    def target(self, name: str) -> TargetConfig | None:
+        return next((t for t in self.targets if t.name == name), None)

@@ -1,0 +1,63 @@
+"""Engines and sessions. SQLite gets the pragmas that make it a safe embedded database."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from monitor.errors import ServiceUnavailable
+
+
+def make_engine(url: str, **kwargs: Any) -> Engine:
+    """An engine for ``url``; SQLite runs in WAL mode with foreign keys and a busy timeout."""
+    if url.startswith("sqlite"):
+        kwargs.setdefault("connect_args", {"timeout": 30})
+        engine = create_engine(url, **kwargs)
+        event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "begin", _sqlite_begin)
+        return engine
+    kwargs.setdefault("pool_pre_ping", True)
+    return create_engine(url, **kwargs)
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # Let SQLAlchemy, not pysqlite, decide where transactions begin, so SAVEPOINTs and
+    # transactional DDL work (the recipe in SQLAlchemy's SQLite dialect documentation).
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def _sqlite_begin(connection: Any) -> None:
+    connection.exec_driver_sql("BEGIN")
+
+
+def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+@contextmanager
+def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
+    """A session that commits when the block ends and rolls back on error (the boundary)."""
+    with factory() as session, session.begin():
+        yield session
+
+
+def check_database(engine: Engine) -> None:
+    """Raise ``ServiceUnavailable`` with a readable reason when the database does not answer."""
+    try:
+        with engine.connect() as connection:
+            connection.execute(text("SELECT 1"))
+    except SQLAlchemyError as exc:
+        reason = str(getattr(exc, "orig", exc)).strip().splitlines()[0]
+        raise ServiceUnavailable(
+            f"database {engine.url.render_as_string(hide_password=True)} unreachable: {reason}"
+        ) from None

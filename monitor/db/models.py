@@ -1,0 +1,412 @@
+"""The data model (DESIGN.md). Every timestamp is aware UTC (``UTCDateTime``).
+
+Providers have feeds, components and incidents (with updates); targets have probe results,
+rollups, states per vantage, outage intervals and heartbeats; alerts have deliveries (the
+outbox). Retiring a target sets ``retired_at`` and keeps its history.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    Numeric,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from monitor.db.base import Base, BigId, CreatedMixin, IdMixin, utcnow
+
+# --------------------------------------------------------------------------- providers and feeds
+
+
+class Provider(IdMixin, CreatedMixin, Base):
+    """A cloud the team rents from; built in (the catalog) or from the config."""
+
+    __tablename__ = "providers"
+
+    slug: Mapped[str] = mapped_column(String(64), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
+    regions: Mapped[list[str]] = mapped_column(default=list)
+    components: Mapped[list[str]] = mapped_column(default=list)
+    sla_policy: Mapped[str | None] = mapped_column(String(100))
+    source: Mapped[str] = mapped_column(String(16), default="catalog")
+
+    feeds: Mapped[list[Feed]] = relationship(back_populates="provider", lazy="raise")
+
+
+class Feed(IdMixin, CreatedMixin, Base):
+    """One status feed URL and what we know about polling it."""
+
+    __tablename__ = "feeds"
+    __table_args__ = (UniqueConstraint("provider_id", "url"),)
+
+    provider_id: Mapped[int] = mapped_column(ForeignKey("providers.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(32))
+    url: Mapped[str] = mapped_column(String(2000))
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    etag: Mapped[str | None] = mapped_column(String(500))
+    last_modified: Mapped[str | None] = mapped_column(String(100))
+    content_hash: Mapped[str | None] = mapped_column(String(64))
+    last_polled_at: Mapped[datetime | None]
+    last_success_at: Mapped[datetime | None]
+    last_changed_at: Mapped[datetime | None]
+    consecutive_failures: Mapped[int] = mapped_column(Integer, default=0)
+    total_failures: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text)
+
+    provider: Mapped[Provider] = relationship(back_populates="feeds", lazy="raise")
+
+
+class Component(IdMixin, Base):
+    """A provider's component as its status page names it, with the last status seen."""
+
+    __tablename__ = "components"
+    __table_args__ = (UniqueConstraint("provider_id", "name"),)
+
+    provider_id: Mapped[int] = mapped_column(ForeignKey("providers.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(300))
+    status: Mapped[str | None] = mapped_column(String(50))
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class Incident(IdMixin, Base):
+    """A provider incident or maintenance, unique per provider + the feed's source id."""
+
+    __tablename__ = "incidents"
+    __table_args__ = (
+        UniqueConstraint("provider_id", "source_id"),
+        Index("ix_incidents_provider_started", "provider_id", "started_at"),
+    )
+
+    provider_id: Mapped[int] = mapped_column(ForeignKey("providers.id", ondelete="CASCADE"))
+    feed_id: Mapped[int | None] = mapped_column(ForeignKey("feeds.id", ondelete="SET NULL"))
+    source_id: Mapped[str] = mapped_column(String(300))
+    title: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(20))
+    impact: Mapped[str] = mapped_column(String(20))
+    is_maintenance: Mapped[bool] = mapped_column(Boolean, default=False)
+    started_at: Mapped[datetime | None]
+    acknowledged_at: Mapped[datetime | None]
+    identified_at: Mapped[datetime | None]
+    resolved_at: Mapped[datetime | None]
+    first_seen_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(default=utcnow)
+    url: Mapped[str | None] = mapped_column(String(2000))
+    components: Mapped[list[str]] = mapped_column(default=list)
+    regions: Mapped[list[str]] = mapped_column(default=list)
+    relevant: Mapped[bool] = mapped_column(Boolean, default=False)
+    content_hash: Mapped[str] = mapped_column(String(64))
+
+    updates: Mapped[list[IncidentUpdate]] = relationship(
+        back_populates="incident", lazy="raise", order_by="IncidentUpdate.at"
+    )
+
+
+class IncidentUpdate(IdMixin, Base):
+    """One public update on an incident; appended once (unique on its content)."""
+
+    __tablename__ = "incident_updates"
+    __table_args__ = (UniqueConstraint("incident_id", "at", "status", "body_hash"),)
+
+    incident_id: Mapped[int] = mapped_column(ForeignKey("incidents.id", ondelete="CASCADE"))
+    at: Mapped[datetime]
+    status: Mapped[str] = mapped_column(String(20))
+    body: Mapped[str] = mapped_column(Text)
+    body_hash: Mapped[str] = mapped_column(String(64))
+
+    incident: Mapped[Incident] = relationship(back_populates="updates", lazy="raise")
+
+
+# --------------------------------------------------------------------------- targets and probes
+
+
+class Target(IdMixin, CreatedMixin, Base):
+    """A probed GPU instance or a heartbeat-pushing job; retired targets keep their history."""
+
+    __tablename__ = "targets"
+
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    url: Mapped[str | None] = mapped_column(String(2000))
+    provider: Mapped[str | None] = mapped_column(String(64), index=True)
+    region: Mapped[str | None] = mapped_column(String(64))
+    zone: Mapped[str | None] = mapped_column(String(64))
+    pool: Mapped[str | None] = mapped_column(String(200), index=True)
+    instance_type: Mapped[str | None] = mapped_column(String(100))
+    gpus: Mapped[int] = mapped_column(Integer, default=0)
+    hourly_price: Mapped[float] = mapped_column(Numeric(12, 4, asdecimal=False), default=0)
+    sla_policy: Mapped[str | None] = mapped_column(String(100))
+    interval_s: Mapped[float] = mapped_column(Float, default=30.0)
+    timeout_s: Mapped[float] = mapped_column(Float, default=5.0)
+    confirmations: Mapped[int] = mapped_column(Integer, default=2)
+    settings: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    labels: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    source: Mapped[str] = mapped_column(String(16), default="config")
+    heartbeat_token_hash: Mapped[str | None] = mapped_column(String(128))
+    retired_at: Mapped[datetime | None]
+
+
+class TargetState(Base):
+    """The state machine's memory for one target as seen from one vantage."""
+
+    __tablename__ = "target_states"
+
+    target_id: Mapped[int] = mapped_column(
+        ForeignKey("targets.id", ondelete="CASCADE"), primary_key=True
+    )
+    vantage: Mapped[str] = mapped_column(String(100), primary_key=True)
+    state: Mapped[str] = mapped_column(String(16), default="unknown")
+    since: Mapped[datetime] = mapped_column(default=utcnow)
+    consecutive_failures: Mapped[int] = mapped_column(Integer, default=0)
+    consecutive_successes: Mapped[int] = mapped_column(Integer, default=0)
+    first_failure_at: Mapped[datetime | None]
+    last_probe_at: Mapped[datetime | None]
+    detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class ProbeResult(Base):
+    """One raw probe; kept for the retention period, then only rollups remain."""
+
+    __tablename__ = "probe_results"
+    __table_args__ = (Index("ix_probe_results_target_at", "target_id", "at"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    target_id: Mapped[int] = mapped_column(ForeignKey("targets.id", ondelete="CASCADE"))
+    vantage: Mapped[str] = mapped_column(String(100))
+    at: Mapped[datetime] = mapped_column(index=True)
+    ok: Mapped[bool | None] = mapped_column(Boolean)  # None: unknown (our own canary failed)
+    usable: Mapped[bool | None] = mapped_column(Boolean)
+    latency_ms: Mapped[float | None] = mapped_column(Float)
+    status_code: Mapped[int | None] = mapped_column(Integer)
+    error_kind: Mapped[str | None] = mapped_column(String(32))
+    error: Mapped[str | None] = mapped_column(Text)
+    detail: Mapped[dict[str, Any] | None] = mapped_column()
+
+
+class ProbeRollup(Base):
+    """Per-minute or per-hour aggregates of probe results, kept for ever."""
+
+    __tablename__ = "probe_rollups"
+
+    target_id: Mapped[int] = mapped_column(
+        ForeignKey("targets.id", ondelete="CASCADE"), primary_key=True
+    )
+    resolution: Mapped[str] = mapped_column(String(8), primary_key=True)  # minute | hour
+    bucket_start: Mapped[datetime] = mapped_column(primary_key=True)
+    count: Mapped[int] = mapped_column(Integer)
+    failures: Mapped[int] = mapped_column(Integer)
+    unknown: Mapped[int] = mapped_column(Integer, default=0)
+    latency_p50_ms: Mapped[float | None] = mapped_column(Float)
+    latency_p95_ms: Mapped[float | None] = mapped_column(Float)
+    latency_max_ms: Mapped[float | None] = mapped_column(Float)
+
+
+class Outage(IdMixin, Base):
+    """A confirmed down (or unusable) interval; ``end`` is null while it is open."""
+
+    __tablename__ = "outages"
+    __table_args__ = (
+        UniqueConstraint("target_id", "series", "start"),
+        CheckConstraint("series IN ('reachable', 'usable')", name="series"),
+        Index("ix_outages_target_start", "target_id", "start"),
+    )
+
+    target_id: Mapped[int] = mapped_column(ForeignKey("targets.id", ondelete="CASCADE"))
+    series: Mapped[str] = mapped_column(String(16), default="reachable")
+    start: Mapped[datetime]
+    end: Mapped[datetime | None]
+    confirmed_at: Mapped[datetime | None]
+    cause: Mapped[str | None] = mapped_column(String(32))
+    source: Mapped[str] = mapped_column(String(16), default="probe")
+    detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class ObservedWindow(IdMixin, Base):
+    """A span during which a target counts as observed (imports; the monitor's own uptime is
+    in ``monitor_ticks``). Time outside every window is unknown, never up."""
+
+    __tablename__ = "observed_windows"
+    __table_args__ = (UniqueConstraint("target_id", "start", "end"),)
+
+    target_id: Mapped[int] = mapped_column(ForeignKey("targets.id", ondelete="CASCADE"))
+    start: Mapped[datetime]
+    end: Mapped[datetime]
+    source: Mapped[str] = mapped_column(String(16), default="import")
+
+
+class Heartbeat(IdMixin, Base):
+    """A training job's push: it is alive, and how far it got."""
+
+    __tablename__ = "heartbeats"
+    __table_args__ = (Index("ix_heartbeats_target_at", "target_id", "at"),)
+
+    target_id: Mapped[int] = mapped_column(ForeignKey("targets.id", ondelete="CASCADE"))
+    at: Mapped[datetime] = mapped_column(default=utcnow)
+    step: Mapped[int | None] = mapped_column(BigInteger)
+    throughput: Mapped[float | None] = mapped_column(Float)
+    payload: Mapped[dict[str, Any] | None] = mapped_column()
+
+
+class MonitorTick(IdMixin, Base):
+    """slamon's own liveness: one row per vantage per tick bucket. Gaps are unknown time."""
+
+    __tablename__ = "monitor_ticks"
+    __table_args__ = (UniqueConstraint("vantage", "bucket_start"),)
+
+    vantage: Mapped[str] = mapped_column(String(100))
+    bucket_start: Mapped[datetime]
+    bucket_seconds: Mapped[int] = mapped_column(Integer)
+    recorded_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+# --------------------------------------------------------------------------- SLA and reports
+
+
+class MaintenanceWindow(IdMixin, Base):
+    """Planned downtime excluded from SLA math; from config, the API or a provider feed."""
+
+    __tablename__ = "maintenance_windows"
+    __table_args__ = (UniqueConstraint("source", "name", "starts_at"),)
+
+    name: Mapped[str] = mapped_column(String(300))
+    starts_at: Mapped[datetime]
+    ends_at: Mapped[datetime]
+    provider: Mapped[str | None] = mapped_column(String(64))
+    region: Mapped[str | None] = mapped_column(String(64))
+    pool: Mapped[str | None] = mapped_column(String(200))
+    targets: Mapped[list[str]] = mapped_column(default=list)
+    source: Mapped[str] = mapped_column(String(16), default="config")
+    incident_id: Mapped[int | None] = mapped_column(ForeignKey("incidents.id", ondelete="SET NULL"))
+
+
+class SlaPolicy(IdMixin, CreatedMixin, Base):
+    """An SLA policy as data (built in or from config), with a hash of its definition."""
+
+    __tablename__ = "sla_policies"
+
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    definition: Mapped[dict[str, Any]] = mapped_column()
+    definition_hash: Mapped[str] = mapped_column(String(64))
+    source: Mapped[str] = mapped_column(String(16), default="builtin")
+
+
+class Report(IdMixin, Base):
+    """A rendered monthly report and the accounting policy hash that reproduces it."""
+
+    __tablename__ = "reports"
+    __table_args__ = (UniqueConstraint("month", "format", "policy_hash"),)
+
+    month: Mapped[str] = mapped_column(String(7))
+    format: Mapped[str] = mapped_column(String(8))
+    generated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    policy_hash: Mapped[str] = mapped_column(String(64))
+    content: Mapped[bytes] = mapped_column(LargeBinary)
+    summary: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class CreditClaim(IdMixin, Base):
+    """A service credit owed for a provider and month, and whether the team has claimed it."""
+
+    __tablename__ = "credit_claims"
+    __table_args__ = (UniqueConstraint("provider", "month", "scope"),)
+
+    provider: Mapped[str] = mapped_column(String(64))
+    month: Mapped[str] = mapped_column(String(7))
+    scope: Mapped[str] = mapped_column(String(300))
+    credit_pct: Mapped[float] = mapped_column(Float)
+    deadline: Mapped[datetime]
+    claimed_at: Mapped[datetime | None]
+    reminded_at: Mapped[datetime | None]
+
+
+# --------------------------------------------------------------------------- alerts and delivery
+
+
+class Alert(IdMixin, Base):
+    """One alert, deduplicated by fingerprint; it fires, may re-notify, and resolves."""
+
+    __tablename__ = "alerts"
+    __table_args__ = (UniqueConstraint("fingerprint"),)
+
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    rule: Mapped[str] = mapped_column(String(32))
+    severity: Mapped[str] = mapped_column(String(16))
+    labels: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    summary: Mapped[str] = mapped_column(Text, default="")
+    state: Mapped[str] = mapped_column(String(16), default="firing")
+    started_at: Mapped[datetime]
+    resolved_at: Mapped[datetime | None]
+    last_notified_at: Mapped[datetime | None]
+    group_key: Mapped[str | None] = mapped_column(String(200))
+    suppressed: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class Channel(IdMixin, CreatedMixin, Base):
+    """A notification channel by name and kind; its URL and secret stay in the config/env."""
+
+    __tablename__ = "channels"
+
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+
+
+class Delivery(IdMixin, CreatedMixin, Base):
+    """The outbox: one notification to one channel, committed with the alert's state change."""
+
+    __tablename__ = "deliveries"
+    __table_args__ = (
+        UniqueConstraint("idempotency_key"),
+        Index("ix_deliveries_status_next", "status", "next_attempt_at"),
+    )
+
+    alert_id: Mapped[int] = mapped_column(ForeignKey("alerts.id", ondelete="CASCADE"))
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    event: Mapped[str] = mapped_column(String(16))
+    idempotency_key: Mapped[str] = mapped_column(String(100))
+    payload: Mapped[dict[str, Any]] = mapped_column()
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime] = mapped_column(default=utcnow)
+    lease_until: Mapped[datetime | None]
+    leased_by: Mapped[str | None] = mapped_column(String(200))
+    last_status_code: Mapped[int | None] = mapped_column(Integer)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    delivered_at: Mapped[datetime | None]
+
+
+class Silence(IdMixin, CreatedMixin, Base):
+    """Mutes alerts whose labels match, between two times."""
+
+    __tablename__ = "silences"
+
+    matchers: Mapped[dict[str, Any]] = mapped_column()
+    starts_at: Mapped[datetime]
+    ends_at: Mapped[datetime]
+    comment: Mapped[str] = mapped_column(Text, default="")
+    created_by: Mapped[str | None] = mapped_column(String(200))
+    source: Mapped[str] = mapped_column(String(16), default="api")
+
+
+class ApiToken(IdMixin, CreatedMixin, Base):
+    """An API token, stored only as a hash; scope ``read`` or ``admin``."""
+
+    __tablename__ = "api_tokens"
+
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    token_hash: Mapped[str] = mapped_column(String(128), unique=True)
+    scope: Mapped[str] = mapped_column(String(16))
+    last_used_at: Mapped[datetime | None]
+    revoked_at: Mapped[datetime | None]

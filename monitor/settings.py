@@ -1,0 +1,67 @@
+"""Process settings from the environment (``SLAMON_*``), validated once at start.
+
+Secrets may come from files: ``SLAMON_DATABASE_URL_FILE=/run/secrets/db`` is read when
+``SLAMON_DATABASE_URL`` itself is not set (the Docker/Kubernetes secrets convention).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+_FILE_SECRETS = ("database_url", "broker_url")
+
+
+class Settings(BaseSettings):
+    """Everything a slamon process needs before it reads the YAML config."""
+
+    model_config = SettingsConfigDict(env_prefix="SLAMON_", extra="ignore")
+
+    database_url: str = Field(
+        default="sqlite:///slamon.db",
+        description="SQLAlchemy URL; a SQLite file in the working directory by default.",
+    )
+    broker_url: str = Field(
+        default="filesystem://",
+        description="Celery broker; Celery's filesystem transport in `state_dir` by default.",
+    )
+    config: Path = Field(default=Path("slamon.yaml"), description="The YAML config file.")
+    state_dir: Path = Field(
+        default=Path(".slamon"), description="Local state: filesystem broker, beat schedule."
+    )
+    vantage: str = Field(
+        default_factory=socket.gethostname, description="Where this worker probes from."
+    )
+    log_level: str = "INFO"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_secret_files(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        for name in _FILE_SECRETS:
+            path = os.environ.get(f"SLAMON_{name.upper()}_FILE")
+            if path and name not in data and f"SLAMON_{name.upper()}" not in os.environ:
+                data[name] = Path(path).read_text().strip()
+        return data
+
+    @property
+    def broker_folder(self) -> Path:
+        """Where the filesystem transport keeps its messages."""
+        return self.state_dir / "broker"
+
+    @property
+    def uses_filesystem_broker(self) -> bool:
+        return self.broker_url.startswith("filesystem://")
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read once."""
+    return Settings()

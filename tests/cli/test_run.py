@@ -1,0 +1,88 @@
+"""`slamon run` on the embedded default: beat fires, the worker runs the task, a row lands in
+SQLite, the API answers, and Ctrl-C leaves no process behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support import slamon_command, wait_for
+
+pytestmark = pytest.mark.slow
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below ``pid`` (read from /proc)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_run_ticks_into_sqlite_serves_healthz_and_stops_cleanly_on_ctrl_c(
+    tmp_path: Path, free_tcp_port: int
+) -> None:
+    (tmp_path / "slamon.yaml").write_text("schedule: {tick: 1s}\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLAMON_")}
+    run = subprocess.Popen(
+        [*slamon_command(), "run", f"--port={free_tcp_port}"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+
+        def ticks() -> int:
+            if not (tmp_path / "slamon.db").exists():
+                return 0
+            with sqlite3.connect(tmp_path / "slamon.db") as db:
+                try:
+                    return int(db.execute("SELECT count(*) FROM monitor_ticks").fetchone()[0])
+                except sqlite3.OperationalError:
+                    return 0
+
+        assert wait_for(lambda: ticks() >= 2, timeout=120)
+
+        def health() -> httpx.Response | None:
+            try:
+                return httpx.get(f"http://127.0.0.1:{free_tcp_port}/healthz", timeout=2)
+            except httpx.TransportError:
+                return None
+
+        response = wait_for(health, timeout=90)
+        assert isinstance(response, httpx.Response)
+        assert response.status_code == 200
+        assert response.json()["database"] == {"ok": True}
+        family = descendants(run.pid)
+        assert len(family) >= 2  # worker (and its beat) and the API
+    finally:
+        run.send_signal(signal.SIGINT)
+        output = run.communicate(timeout=60)[0].decode()
+    assert run.returncode == 0, output
+    assert "slamon stopped" in output
+    assert "Traceback" not in output
+    assert [pid for pid in family if alive(pid)] == []

@@ -1,0 +1,96 @@
+"""Helpers the tests share: where the real servers are, and fresh databases on them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+FIXTURES = Path(__file__).parent / "fixtures"
+PG_ADMIN_URL = os.environ.get(
+    "SLAMON_TEST_POSTGRES_ADMIN_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
+PG_TEST_DB = os.environ.get("SLAMON_TEST_POSTGRES_DB", "slamon_test")
+REDIS_URL = os.environ.get("SLAMON_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+REQUIRE_SERVICES = os.environ.get("SLAMON_TEST_REQUIRE_SERVICES") == "1"
+
+
+def unavailable(what: str, reason: object) -> None:
+    """Skip on a laptop without the server; fail in CI where it must be there."""
+    message = f"{what} not reachable: {reason}"
+    if REQUIRE_SERVICES:
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def pg_url(database: str = PG_TEST_DB) -> str:
+    return PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{database}"
+
+
+def recreate_pg_database(name: str) -> str:
+    """A fresh, empty PostgreSQL database called ``name``; its URL."""
+    admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            connection.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            connection.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    finally:
+        admin.dispose()
+    return pg_url(name)
+
+
+def slamon_command() -> list[str]:
+    """The installed `slamon` console script (what users run), beside this interpreter."""
+    import sys
+
+    script = Path(sys.executable).parent / "slamon"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "monitor.cli"]
+
+
+def wait_for(predicate: object, timeout: float = 30.0, every: float = 0.2) -> object:
+    """Poll ``predicate`` until it returns something truthy; fail the test on timeout."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()  # type: ignore[operator]
+        if value:
+            return value
+        time.sleep(every)
+    pytest.fail(f"condition not met within {timeout} s")
+
+
+class ApiClient:
+    """Synchronous requests to an ASGI app in-process (httpx's ASGI transport, no server)."""
+
+    def __init__(self, app: object) -> None:
+        self.app = app
+
+    def request(self, method: str, path: str, **kwargs: object) -> object:
+        import asyncio
+
+        import httpx
+
+        async def go() -> httpx.Response:
+            transport = httpx.ASGITransport(app=self.app)  # type: ignore[arg-type]
+            async with httpx.AsyncClient(transport=transport, base_url="http://slamon.test") as c:
+                return await c.request(method, path, **kwargs)  # type: ignore[arg-type]
+
+        return asyncio.run(go())
+
+    def get(self, path: str, **kwargs: object) -> object:
+        return self.request("GET", path, **kwargs)
+
+    def post(self, path: str, **kwargs: object) -> object:
+        return self.request("POST", path, **kwargs)
+
+    def delete(self, path: str, **kwargs: object) -> object:
+        return self.request("DELETE", path, **kwargs)
+
+    def __enter__(self) -> ApiClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.app.state.slamon.engine.dispose()  # type: ignore[attr-defined]

@@ -1,0 +1,21 @@
+from __future__ import annotations
+
+from monitor.config import parse_config
+from workers.schedule import build_beat_schedule
+
+
+def test_beat_runs_each_task_at_the_configured_period_and_expires_before_the_next() -> None:
+    config = parse_config("schedule: {tick: 10s}")
+    entry = build_beat_schedule(config)["monitor-tick"]
+    assert entry["task"] == "slamon.tick"
+    assert entry["schedule"] == 10
+    assert entry["options"]["queue"] == "default"
+    assert 0 < entry["options"]["expires"] < 10
+
+
+def test_every_scheduled_task_is_registered_by_name() -> None:
+    from workers.app import app
+
+    app.loader.import_default_modules()  # what a starting worker does with `include`
+    schedule = build_beat_schedule(parse_config(""))
+    assert {e["task"] for e in schedule.values()} <= set(app.tasks)

@@ -1,0 +1,55 @@
+"""The Celery app. Settings come from the environment; the beat schedule from the config."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import Celery
+
+from monitor.config import load_config
+from monitor.settings import Settings, get_settings
+from workers.schedule import build_beat_schedule, task_routes
+
+
+def broker_options(settings: Settings) -> dict[str, Any]:
+    """Transport options; the filesystem transport needs its folders to exist."""
+    if not settings.uses_filesystem_broker:
+        return {"visibility_timeout": 3600}
+    folder = settings.broker_folder.resolve()
+    for sub in ("queue", "processed"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    return {
+        "data_folder_in": str(folder / "queue"),
+        "data_folder_out": str(folder / "queue"),
+        "processed_folder": str(folder / "processed"),
+        "store_processed": False,
+    }
+
+
+def create_app(settings: Settings | None = None) -> Celery:
+    settings = settings or get_settings()
+    config = load_config(settings.config, missing_ok=True)
+    app = Celery("slamon", include=["workers.tasks"])
+    app.conf.update(
+        broker_url=settings.broker_url,
+        broker_transport_options=broker_options(settings),
+        broker_connection_retry_on_startup=True,
+        task_serializer="json",
+        result_serializer="json",
+        accept_content=["json"],
+        task_ignore_result=True,
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        worker_hijack_root_logger=False,
+        task_default_queue="default",
+        task_routes=task_routes(),
+        timezone="UTC",
+        enable_utc=True,
+        beat_schedule=build_beat_schedule(config),
+        beat_schedule_filename=str(settings.state_dir / "beat-schedule"),
+    )
+    return app
+
+
+app = create_app()

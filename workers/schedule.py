@@ -1,0 +1,38 @@
+"""The beat schedule, built by a pure function from the config (STYLE.md §8).
+
+Each entry ``expires`` before its next run, so a backlog after an outage is dropped instead of
+replayed in a burst: a missed round is re-done by the next one, not duplicated.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from monitor.config.models import Config
+
+QUEUES = ("default", "feeds", "probes", "deliveries")
+
+
+def build_beat_schedule(config: Config) -> dict[str, dict[str, Any]]:
+    """Beat entries by name: task name, period in seconds, queue and expiry."""
+    schedule = config.schedule
+    return {
+        "monitor-tick": _entry("slamon.tick", schedule.tick, "default"),
+    }
+
+
+def _entry(task: str, every_s: float, queue: str) -> dict[str, Any]:
+    return {
+        "task": task,
+        "schedule": every_s,
+        "options": {"queue": queue, "expires": max(1.0, every_s * 0.9)},
+    }
+
+
+def task_routes() -> dict[str, dict[str, str]]:
+    """Which queue each task family goes to, so a hung feed host cannot starve the probes."""
+    return {
+        "slamon.feeds.*": {"queue": "feeds"},
+        "slamon.probes.*": {"queue": "probes"},
+        "slamon.alerts.*": {"queue": "deliveries"},
+    }
