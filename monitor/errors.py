@@ -11,6 +11,7 @@ cannot read gives the same answer), they are reported and alerted on instead::
     │   └── ServiceUnavailable   our own database or broker does not answer
     └── PermanentError           do not retry
         ├── FeedParseError       a feed document we cannot read at all
+        ├── FeedRejected         the feed answered 4xx (other than 429): wrong URL or forbidden
         └── FeedTooLarge         a feed response over the size limit
 """
 
@@ -56,6 +57,10 @@ class FeedParseError(PermanentError):
         self.kind = kind
         self.reason = reason
         super().__init__(f"{kind} feed: {reason}")
+
+
+class FeedRejected(PermanentError):
+    """The feed URL answered a 4xx other than 429; retrying will not help until it is fixed."""
 
 
 class FeedTooLarge(PermanentError):

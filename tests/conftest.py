@@ -12,7 +12,7 @@ import pytest
 import redis
 import sqlalchemy as sa
 from sqlalchemy import Engine
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.db.engine import make_engine
 from monitor.db.migrate import upgrade
@@ -72,3 +72,18 @@ def redis_url() -> str:
     finally:
         client.close()
     return REDIS_URL
+
+
+@pytest.fixture
+def sessions(engine: Engine) -> Iterator[sessionmaker[Session]]:
+    """A sessionmaker for code that opens and commits its own sessions; everything it commits
+    is a SAVEPOINT inside one outer transaction that is rolled back after the test."""
+    connection = engine.connect()
+    outer = connection.begin()
+    try:
+        yield sessionmaker(
+            bind=connection, join_transaction_mode="create_savepoint", expire_on_commit=False
+        )
+    finally:
+        outer.rollback()
+        connection.close()

@@ -94,3 +94,44 @@ class ApiClient:
 
     def __exit__(self, *exc: object) -> None:
         self.app.state.slamon.engine.dispose()  # type: ignore[attr-defined]
+
+
+class FeedServer:
+    """A real HTTP server on loopback whose answers the test sets (and changes) per path:
+    ``routes[path] = (status, body)``; ``delays[path] = seconds`` makes it hang first."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+        import time
+
+        self.routes: dict[str, tuple[int, bytes]] = {}
+        self.delays: dict[str, float] = {}
+        self.hits: list[str] = []
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                owner.hits.append(self.path)
+                if owner.delays.get(self.path):
+                    time.sleep(owner.delays[self.path])
+                status, body = owner.routes.get(self.path, (404, b"not found"))
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

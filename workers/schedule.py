@@ -18,6 +18,13 @@ def build_beat_schedule(config: Config) -> dict[str, dict[str, Any]]:
     schedule = config.schedule
     return {
         "monitor-tick": _entry("slamon.tick", schedule.tick, "default"),
+        "feeds-poll-all": _entry("slamon.feeds.poll_all", schedule.feeds, "feeds"),
+        "targets-sync": _entry("slamon.targets.sync", schedule.tick, "default"),
+        "probes-dispatch": _entry("slamon.probes.dispatch", schedule.dispatch, "default"),
+        "probes-rollup": _entry("slamon.probes.rollup", schedule.rollup, "default"),
+        "heartbeats-judge": _entry(
+            "slamon.probes.judge_heartbeats", schedule.heartbeats, "default"
+        ),
     }
 
 
@@ -33,6 +40,6 @@ def task_routes() -> dict[str, dict[str, str]]:
     """Which queue each task family goes to, so a hung feed host cannot starve the probes."""
     return {
         "slamon.feeds.*": {"queue": "feeds"},
-        "slamon.probes.*": {"queue": "probes"},
+        "slamon.probes.run_shard": {"queue": "probes"},
         "slamon.alerts.*": {"queue": "deliveries"},
     }

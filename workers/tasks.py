@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from workers.app import app
 from workers.runtime import runtime
+
+FEED_RETRY_BASE_S = 15
+SHARD_EXPIRES_S = 30  # a shard still queued this late is stale: the next round probes again
 
 
 @app.task(name="slamon.tick")
@@ -15,3 +20,106 @@ def tick() -> str:
     with rt.transaction() as session:
         bucket = record_tick(session, rt.settings.vantage, rt.config.schedule.tick)
     return bucket.isoformat()
+
+
+@app.task(name="slamon.feeds.poll_all")
+def poll_all_feeds() -> int:
+    """Sync the provider catalog and fan out one poll per enabled feed."""
+    from monitor.feeds.service import feeds_to_poll, sync_catalog
+
+    rt = runtime()
+    with rt.transaction() as session:
+        sync_catalog(session, rt.config)
+        feed_ids = feeds_to_poll(session)
+    expires = max(5.0, rt.config.schedule.feeds * 0.9)
+    for feed_id in feed_ids:
+        poll_feed.apply_async((feed_id,), expires=expires)
+    return len(feed_ids)
+
+
+@app.task(name="slamon.feeds.poll", bind=True, max_retries=3)
+def poll_feed(self: Any, feed_id: int) -> str:
+    """Poll one feed; a transient failure (timeout, 5xx) is retried with exponential backoff."""
+    from monitor.feeds.poll import poll_feed as poll
+
+    rt = runtime()
+    outcome = poll(rt.sessions, rt.http, feed_id)
+    if outcome.transient and self.request.retries < self.max_retries:
+        raise self.retry(countdown=FEED_RETRY_BASE_S * 2**self.request.retries)
+    return outcome.result
+
+
+@app.task(name="slamon.probes.dispatch")
+def dispatch_probes() -> int:
+    """Claim the targets that are due and send one shard task per shard and vantage."""
+    from monitor.db.base import utcnow
+    from monitor.probes.service import claim_due_targets, shards
+
+    rt = runtime()
+    probes = rt.config.probes
+    with rt.transaction() as session:
+        due = claim_due_targets(session, utcnow())
+    for shard in shards(due, probes.shard_size):
+        for queue in probe_queues(probes.vantages):
+            run_probe_shard.apply_async((shard,), queue=queue, expires=SHARD_EXPIRES_S)
+    return len(due)
+
+
+def probe_queues(vantages: list[str]) -> list[str]:
+    """Every named vantage has its own queue; without names, any worker takes the shared one."""
+    return [f"probes.{v}" for v in vantages] or ["probes"]
+
+
+@app.task(name="slamon.probes.run_shard")
+def run_probe_shard(target_ids: list[int]) -> int:
+    """Probe one shard from this worker's vantage; store results, states and outages."""
+    from monitor.probes.loop import shared_loop
+    from monitor.probes.service import probe_round
+
+    rt = runtime()
+    report = probe_round(
+        rt.sessions, target_ids, rt.settings.vantage, rt.config.probes, shared_loop()
+    )
+    return len(report.results)
+
+
+@app.task(name="slamon.probes.judge_heartbeats")
+def judge_heartbeats() -> int:
+    """Turn pushed heartbeats (or their absence) into results for the push vantage."""
+    from monitor.db.base import utcnow
+    from monitor.probes.service import HEARTBEAT_VANTAGE, judge_heartbeats
+    from monitor.probes.store import record_round
+
+    rt = runtime()
+    with rt.transaction() as session:
+        now = utcnow()
+        results = judge_heartbeats(session, now)
+        record_round(session, HEARTBEAT_VANTAGE, results, now=now)
+    return len(results)
+
+
+@app.task(name="slamon.targets.sync")
+def sync_targets() -> None:
+    """Bring config-sourced targets in line with the config file (API targets are kept)."""
+    from monitor.db.base import utcnow
+    from monitor.targets import sync_config_targets
+
+    rt = runtime()
+    with rt.transaction() as session:
+        sync_config_targets(session, rt.config, utcnow())
+
+
+@app.task(name="slamon.probes.rollup")
+def roll_up_results() -> int:
+    """Roll raw probe results into minute and hour buckets, then prune expired raw rows."""
+    from datetime import timedelta
+
+    from monitor.db.base import utcnow
+    from monitor.probes.rollup import prune_raw, roll_up
+
+    rt = runtime()
+    with rt.transaction() as session:
+        now = utcnow()
+        buckets = roll_up(session, now)
+        prune_raw(session, now, timedelta(seconds=rt.config.probes.raw_retention))
+    return buckets

@@ -1,8 +1,8 @@
 """initial schema
 
 Revision ID: 0001
-Revises: 
-Create Date: 2026-11-30 00:31:55.193168
+Revises:
+Create Date: 2026-11-30 00:49:57.176772
 """
 
 from __future__ import annotations
@@ -143,12 +143,14 @@ def upgrade() -> None:
     sa.Column('source', sa.String(length=16), nullable=False),
     sa.Column('heartbeat_token_hash', sa.String(length=128), nullable=True),
     sa.Column('retired_at', sa.DateTime(timezone=True), nullable=True),
+    sa.Column('next_probe_at', sa.DateTime(timezone=True), nullable=True),
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_targets')),
     sa.UniqueConstraint('name', name=op.f('uq_targets_name'))
     )
     with op.batch_alter_table('targets', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_targets_next_probe_at'), ['next_probe_at'], unique=False)
         batch_op.create_index(batch_op.f('ix_targets_pool'), ['pool'], unique=False)
         batch_op.create_index(batch_op.f('ix_targets_provider'), ['provider'], unique=False)
 
@@ -282,15 +284,17 @@ def upgrade() -> None:
     op.create_table('target_states',
     sa.Column('target_id', sa.Integer(), nullable=False),
     sa.Column('vantage', sa.String(length=100), nullable=False),
+    sa.Column('series', sa.String(length=16), nullable=False),
     sa.Column('state', sa.String(length=16), nullable=False),
     sa.Column('since', sa.DateTime(timezone=True), nullable=False),
     sa.Column('consecutive_failures', sa.Integer(), nullable=False),
     sa.Column('consecutive_successes', sa.Integer(), nullable=False),
     sa.Column('first_failure_at', sa.DateTime(timezone=True), nullable=True),
+    sa.Column('first_success_at', sa.DateTime(timezone=True), nullable=True),
     sa.Column('last_probe_at', sa.DateTime(timezone=True), nullable=True),
     sa.Column('detail', sa.JSON(), nullable=False),
     sa.ForeignKeyConstraint(['target_id'], ['targets.id'], name=op.f('fk_target_states_target_id_targets'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('target_id', 'vantage', name=op.f('pk_target_states'))
+    sa.PrimaryKeyConstraint('target_id', 'vantage', 'series', name=op.f('pk_target_states'))
     )
     op.create_table('incidents',
     sa.Column('provider_id', sa.Integer(), nullable=False),
@@ -382,6 +386,7 @@ def downgrade() -> None:
     with op.batch_alter_table('targets', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_targets_provider'))
         batch_op.drop_index(batch_op.f('ix_targets_pool'))
+        batch_op.drop_index(batch_op.f('ix_targets_next_probe_at'))
 
     op.drop_table('targets')
     op.drop_table('sla_policies')

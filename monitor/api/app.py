@@ -8,8 +8,9 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from monitor import __version__
-from monitor.api import health, metrics
+from monitor.api import health, heartbeats, metrics, targets
 from monitor.api.deps import AppState
+from monitor.api.errors import install_error_handlers
 from monitor.settings import Settings
 
 
@@ -26,4 +27,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.slamon = state
     app.include_router(health.router)
     app.include_router(metrics.router)
+    app.include_router(targets.router)
+    app.include_router(heartbeats.router)
+    install_error_handlers(app)
     return app

@@ -36,9 +36,10 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from monitor.cli import config_cmd, serve
+    from monitor.cli import config_cmd, feeds_cmd, probe_cmd, serve, token_cmd
 
-    for command in (*serve.COMMANDS, config_cmd.config):
+    groups = (config_cmd.config, feeds_cmd.feeds, probe_cmd.probe, token_cmd.token)
+    for command in (*serve.COMMANDS, *groups):
         cli.add_command(command)
 
 

@@ -80,6 +80,7 @@ def worker(
     preflight(settings)
     from workers.app import app
 
+    queues = f"{queues},probes.{settings.vantage}"  # shards sent to this vantage by name
     argv = ["worker", f"--loglevel={loglevel}", f"--queues={queues}", f"--pool={pool}"]
     argv += [f"--hostname=slamon-{settings.vantage}-{os.getpid()}@%h"]
     if concurrency:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -10,6 +11,13 @@ _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 
 def parse_duration(value: object) -> float:
     """Seconds for a duration; ``ValueError`` with a readable message otherwise."""
+    seconds = _seconds(value)
+    if not math.isfinite(seconds):
+        raise ValueError("must be a finite duration")
+    return seconds
+
+
+def _seconds(value: object) -> float:
     if isinstance(value, bool):
         raise ValueError("must be a duration like 15s, 2m or a number of seconds")
     if isinstance(value, int | float):

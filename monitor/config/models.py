@@ -20,12 +20,20 @@ from monitor.config.durations import parse_duration
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 Slug = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=64)]
+Short = Annotated[str, Field(max_length=64)]
 TargetKind = Literal["http", "tcp", "dcgm", "heartbeat"]
 ChannelKind = Literal["webhook", "slack", "pagerduty", "teams", "discord", "apprise"]
 FeedKind = Literal[
-    "statuspage", "gcp", "aws-rss", "aws-health", "azure-rss", "rss", "statusio", "betterstack",
+    "statuspage",
+    "gcp",
+    "aws-rss",
+    "aws-health",
+    "azure-rss",
+    "rss",
+    "statusio",
+    "betterstack",
     "instatus",
-]  # fmt: skip
+]
 
 MIN_INTERVAL_S = 1.0
 
@@ -73,14 +81,14 @@ class TargetConfig(Strict):
 
     name: Annotated[str, Field(min_length=1, max_length=200)]
     kind: TargetKind
-    url: str | None = None
-    provider: str | None = None
-    region: str | None = None
-    zone: str | None = None
-    pool: str | None = None
-    instance_type: str | None = None
-    gpus: Annotated[int, Field(ge=0)] = 0
-    hourly_price: Annotated[float, Field(ge=0)] = 0.0
+    url: Annotated[str, Field(max_length=2000)] | None = None
+    provider: Short | None = None
+    region: Short | None = None
+    zone: Short | None = None
+    pool: Annotated[str, Field(max_length=200)] | None = None
+    instance_type: Annotated[str, Field(max_length=100)] | None = None
+    gpus: Annotated[int, Field(ge=0, le=1024)] = 0
+    hourly_price: Annotated[float, Field(ge=0, le=1_000_000, allow_inf_nan=False)] = 0.0
     sla: str | None = None
     interval: Interval = 30.0
     timeout: Timeout = 5.0
@@ -88,6 +96,7 @@ class TargetConfig(Strict):
     expect_status: list[int] | None = None
     expect_body: str | None = None
     grace: Duration | None = None
+    stall_after: Duration | None = None
     labels: dict[str, str] = {}
 
     @model_validator(mode="after")
@@ -164,11 +173,33 @@ class SilenceConfig(Strict):
     comment: str = ""
 
 
+class ProbesConfig(Strict):
+    """How probing runs: vantages and their quorum, shards, confirmation retries, retention."""
+
+    vantages: list[str] = []
+    quorum: Annotated[int, Field(ge=1)] | None = None
+    shard_size: Annotated[int, Field(ge=1, le=5000)] = 250
+    concurrency: Annotated[int, Field(ge=1, le=5000)] = 200
+    retry_interval: Timeout = 1.0
+    canary: str | None = None
+    raw_retention: Interval = 14 * 86400.0
+
+    @field_validator("canary")
+    @classmethod
+    def _canary_is_a_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://", "tcp://")):
+            raise ValueError("must be an http(s):// or tcp://host:port URL")
+        return value
+
+
 class ScheduleConfig(Strict):
     """How often the periodic tasks run (beat is built from this)."""
 
     tick: Interval = 30.0
     feeds: Interval = 120.0
+    dispatch: Interval = 1.0
+    heartbeats: Interval = 5.0
+    rollup: Interval = 60.0
     retention: Interval = 3600.0
 
 
@@ -182,6 +213,7 @@ class Config(Strict):
     channels: list[ChannelConfig] = []
     routes: list[RouteConfig] = []
     silences: list[SilenceConfig] = []
+    probes: ProbesConfig = ProbesConfig()
     schedule: ScheduleConfig = ScheduleConfig()
 
     def target(self, name: str) -> TargetConfig | None:

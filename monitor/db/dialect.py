@@ -30,8 +30,9 @@ def insert_ignoring_conflicts(
         return 0
     stmt: Insert = _insert(session, model).values(list(rows))
     stmt = stmt.on_conflict_do_nothing(index_elements=list(conflict))  # type: ignore[attr-defined]
-    result = session.execute(stmt)
-    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+    # rowcount is -1 for batched inserts on some drivers; RETURNING counts exactly everywhere.
+    key = model.__table__.c[conflict[0]]
+    return len(session.execute(stmt.returning(key)).all())
 
 
 def upsert(

@@ -156,10 +156,12 @@ class Target(IdMixin, CreatedMixin, Base):
     source: Mapped[str] = mapped_column(String(16), default="config")
     heartbeat_token_hash: Mapped[str | None] = mapped_column(String(128))
     retired_at: Mapped[datetime | None]
+    next_probe_at: Mapped[datetime | None] = mapped_column(index=True)
 
 
 class TargetState(Base):
-    """The state machine's memory for one target as seen from one vantage."""
+    """The state machine's memory for one target, one series, as seen from one vantage
+    (vantage ``*`` holds the quorum's verdict)."""
 
     __tablename__ = "target_states"
 
@@ -167,11 +169,13 @@ class TargetState(Base):
         ForeignKey("targets.id", ondelete="CASCADE"), primary_key=True
     )
     vantage: Mapped[str] = mapped_column(String(100), primary_key=True)
+    series: Mapped[str] = mapped_column(String(16), primary_key=True)  # reachable | usable
     state: Mapped[str] = mapped_column(String(16), default="unknown")
     since: Mapped[datetime] = mapped_column(default=utcnow)
     consecutive_failures: Mapped[int] = mapped_column(Integer, default=0)
     consecutive_successes: Mapped[int] = mapped_column(Integer, default=0)
     first_failure_at: Mapped[datetime | None]
+    first_success_at: Mapped[datetime | None]
     last_probe_at: Mapped[datetime | None]
     detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
 

@@ -1,0 +1,104 @@
+"""POST /api/v1/heartbeats/{target}: a training job says it is alive, and how far it got.
+
+Authorized by an admin API token or by the target's own heartbeat token (which works for that
+target only). Heartbeats are accepted for a target of any kind, not only ``heartbeat``: a
+training job may push beside an HTTP probe of the instance it runs on.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
+from pydantic import BaseModel, ConfigDict, Field
+
+from monitor import tokens
+from monitor.api.auth import (
+    Credentials,
+    DbSession,
+    insufficient_scope,
+    presented_token,
+    unauthorized,
+)
+from monitor.api.errors import ApiError, body_reader, error_responses, parse_body
+from monitor.api.targets import find_target
+from monitor.db.base import utcnow
+from monitor.db.models import Heartbeat, Target
+
+router = APIRouter(
+    prefix="/api/v1/heartbeats",
+    tags=["heartbeats"],
+    responses=error_responses(401, 403, 404, 413, 422),
+)
+
+MAX_BODY_BYTES = 16 * 1024
+MAX_STEP = 2**63 - 1  # the column is a signed 64-bit integer
+
+
+class HeartbeatIn(BaseModel):
+    """The optional body; keys beyond ``step`` and ``throughput`` are kept as the payload."""
+
+    model_config = ConfigDict(extra="allow")
+
+    step: Annotated[int, Field(ge=0, le=MAX_STEP)] | None = None
+    throughput: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+
+
+class HeartbeatAccepted(BaseModel):
+    target: str
+    at: datetime
+
+
+def authorize_heartbeat(target: str, credentials: Credentials, session: DbSession) -> Target:
+    """The live target ``target`` when the bearer token may push for it.
+
+    401: no token, or one that is neither an API token nor this target's heartbeat token
+    (another target's heartbeat token included); 403: a read-scope API token;
+    404: the caller may push, but the target is unknown or retired.
+    """
+    presented = presented_token(credentials)
+    api_token = tokens.verify(session, presented)
+    row = find_target(session, target)
+    if api_token is not None:
+        if not tokens.scope_allows(api_token.scope, "admin"):
+            raise insufficient_scope("admin")
+    elif row is None or not tokens.heartbeat_token_matches(row, presented):
+        raise unauthorized(f"the token is not valid for target {target!r}", invalid=True)
+    if row is None:
+        raise ApiError(404, f"no target named {target!r}")
+    if row.retired_at is not None:
+        raise ApiError(404, f"target {target!r} is retired")
+    return row
+
+
+@router.post(
+    "/{target}",
+    status_code=202,
+    response_model=HeartbeatAccepted,
+    openapi_extra={
+        "requestBody": {
+            "required": False,
+            "content": {"application/json": {"schema": HeartbeatIn.model_json_schema()}},
+        }
+    },
+)
+def push_heartbeat(
+    row: Annotated[Target, Depends(authorize_heartbeat)],
+    raw: Annotated[bytes, Depends(body_reader(MAX_BODY_BYTES))],
+    session: DbSession,
+) -> dict[str, Any]:
+    """Store a heartbeat at the server's time (UTC); the body (at most 16 KiB) is optional."""
+    beat = parse_body(HeartbeatIn, raw) if raw.strip() else HeartbeatIn()
+    at = utcnow()
+    session.add(
+        Heartbeat(
+            target_id=row.id,
+            at=at,
+            step=beat.step,
+            throughput=beat.throughput,
+            payload=beat.model_extra or None,
+        )
+    )
+    session.commit()
+    return {"target": row.name, "at": at}

@@ -1,0 +1,1 @@
+"""Provider status feeds: one parser module per feed kind, behind a registry."""

@@ -1,0 +1,59 @@
+"""What a probe is given and what it returns. A failed probe is a value, not an exception."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+ErrorKind = Literal[
+    "timeout", "connect", "tls", "http_status", "body", "parse", "gpu", "vantage", "internal"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeTarget:
+    """A target as the probe sees it: where to go and what counts as healthy."""
+
+    id: int
+    name: str
+    kind: str
+    url: str | None
+    timeout_s: float
+    expect_status: tuple[int, ...] = ()
+    expect_body: str | None = None
+    gpus: int = 0
+    confirmations: int = 2
+    gpu_baseline: dict[str, Any] | None = None  # dcgm: counters remembered from the last scrape
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeResult:
+    """One probe. ``ok`` is reachability (None: unknown, our side failed); ``usable`` adds what
+    training needs (all GPUs present, no fatal GPU signal); None where the kind cannot tell."""
+
+    target_id: int
+    target: str
+    at: datetime
+    ok: bool | None
+    latency_ms: float | None = None
+    status_code: int | None = None
+    error_kind: ErrorKind | None = None
+    error: str | None = None
+    usable: bool | None = None
+    degraded: bool = False
+    gpus_seen: int | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def usable_ok(self) -> bool | None:
+        """The usable series' verdict: reachable and (where known) usable."""
+        if self.ok is None:
+            return None
+        return self.ok and self.usable is not False
+
+    def failed(self, kind: ErrorKind, message: str, **extra: Any) -> ProbeResult:
+        """A copy of this result marked failed (used by probes that build on a success)."""
+        from dataclasses import replace
+
+        return replace(self, ok=False, error_kind=kind, error=message, **extra)

@@ -1,0 +1,159 @@
+"""Minute and hour rollups of raw probe results (kept for ever) and the pruning of raw rows
+(kept ``raw_retention``). Rolling up is idempotent: a bucket is recomputed, never added to."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from monitor.db.dialect import upsert
+from monitor.db.models import ProbeResult, ProbeRollup
+from monitor.feeds.response import percentile
+
+MINUTE = timedelta(minutes=1)
+HOUR = timedelta(hours=1)
+LATE_ROWS = timedelta(minutes=2)  # results can land this long after their probe time
+
+
+@dataclass(frozen=True, slots=True)
+class Bucket:
+    target_id: int
+    start: datetime
+    count: int
+    failures: int
+    unknown: int
+    latency_p50_ms: float | None
+    latency_p95_ms: float | None
+    latency_max_ms: float | None
+
+
+def floor_to(at: datetime, step: timedelta) -> datetime:
+    seconds = int(at.timestamp())
+    size = int(step.total_seconds())
+    return datetime.fromtimestamp(seconds - seconds % size, tz=UTC)
+
+
+def summarize_minutes(
+    rows: Iterable[tuple[int, datetime, bool | None, float | None]],
+) -> list[Bucket]:
+    """Raw (target, at, ok, latency) rows -> one bucket per target and minute (pure)."""
+    groups: dict[tuple[int, datetime], list[tuple[bool | None, float | None]]] = defaultdict(list)
+    for target_id, at, ok, latency in rows:
+        groups[(target_id, floor_to(at, MINUTE))].append((ok, latency))
+    return [_bucket(key, values) for key, values in sorted(groups.items())]
+
+
+def _bucket(key: tuple[int, datetime], values: list[tuple[bool | None, float | None]]) -> Bucket:
+    latencies = sorted(lat for ok, lat in values if ok and lat is not None)
+    return Bucket(
+        key[0],
+        key[1],
+        count=len(values),
+        failures=sum(ok is False for ok, _ in values),
+        unknown=sum(ok is None for ok, _ in values),
+        latency_p50_ms=percentile(latencies, 50),
+        latency_p95_ms=percentile(latencies, 95),
+        latency_max_ms=latencies[-1] if latencies else None,
+    )
+
+
+def roll_up(session: Session, now: datetime) -> int:
+    """Recompute minute buckets from the last rolled minute (less late arrivals) to the last
+    whole minute, and the hour buckets they touch. Returns the number of minute buckets."""
+    end = floor_to(now, MINUTE)
+    start = _resume_from(session, end)
+    if start is None or start >= end:
+        return 0
+    raw = session.execute(
+        select(ProbeResult.target_id, ProbeResult.at, ProbeResult.ok, ProbeResult.latency_ms).where(
+            ProbeResult.at >= start, ProbeResult.at < end
+        )
+    )
+    buckets = summarize_minutes(raw)
+    for bucket in buckets:
+        _store(session, bucket, "minute")
+    _roll_hours(session, floor_to(start, HOUR), end)
+    return len(buckets)
+
+
+def _resume_from(session: Session, end: datetime) -> datetime | None:
+    last = session.scalar(
+        select(func.max(ProbeRollup.bucket_start)).where(ProbeRollup.resolution == "minute")
+    )
+    if last is not None:
+        return min(last, end - LATE_ROWS)
+    first = session.scalar(select(func.min(ProbeResult.at)))
+    return floor_to(first, MINUTE) if first is not None else None
+
+
+def _roll_hours(session: Session, start: datetime, end: datetime) -> None:
+    minutes = session.scalars(
+        select(ProbeRollup).where(
+            ProbeRollup.resolution == "minute",
+            ProbeRollup.bucket_start >= start,
+            ProbeRollup.bucket_start < end,
+        )
+    )
+    groups: dict[tuple[int, datetime], list[ProbeRollup]] = defaultdict(list)
+    for row in minutes:
+        groups[(row.target_id, floor_to(row.bucket_start, HOUR))].append(row)
+    for (target_id, hour), rows in groups.items():
+        _store(session, _hour(target_id, hour, rows), "hour")
+
+
+def _hour(target_id: int, hour: datetime, rows: list[ProbeRollup]) -> Bucket:
+    """An hour from its minutes. Percentiles do not add up: p50 is the median of the minute
+    medians and p95 the worst minute p95, a conservative reading."""
+    p50s = sorted(r.latency_p50_ms for r in rows if r.latency_p50_ms is not None)
+    p95s = [r.latency_p95_ms for r in rows if r.latency_p95_ms is not None]
+    maxes = [r.latency_max_ms for r in rows if r.latency_max_ms is not None]
+    return Bucket(
+        target_id,
+        hour,
+        sum(r.count for r in rows),
+        sum(r.failures for r in rows),
+        sum(r.unknown for r in rows),
+        percentile(p50s, 50),
+        max(p95s, default=None),
+        max(maxes, default=None),
+    )
+
+
+def _store(session: Session, bucket: Bucket, resolution: str) -> None:
+    row = {
+        "target_id": bucket.target_id,
+        "resolution": resolution,
+        "bucket_start": bucket.start,
+        "count": bucket.count,
+        "failures": bucket.failures,
+        "unknown": bucket.unknown,
+        "latency_p50_ms": bucket.latency_p50_ms,
+        "latency_p95_ms": bucket.latency_p95_ms,
+        "latency_max_ms": bucket.latency_max_ms,
+    }
+    changing = [
+        "count",
+        "failures",
+        "unknown",
+        "latency_p50_ms",
+        "latency_p95_ms",
+        "latency_max_ms",
+    ]
+    upsert(session, ProbeRollup, row, ["target_id", "resolution", "bucket_start"], changing)
+
+
+def prune_raw(session: Session, now: datetime, keep: timedelta) -> int:
+    """Delete raw results older than ``keep`` whose minutes are already rolled up."""
+    rolled_until = session.scalar(
+        select(func.max(ProbeRollup.bucket_start)).where(ProbeRollup.resolution == "minute")
+    )
+    if rolled_until is None:
+        return 0
+    cutoff = min(now - keep, rolled_until)
+    result = session.execute(delete(ProbeResult).where(ProbeResult.at < cutoff))
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]

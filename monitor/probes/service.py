@@ -1,0 +1,214 @@
+"""Probe rounds and their schedule: which targets are due, probing a shard with quick
+confirmation re-probes, judging heartbeats. Tasks and the CLI call these."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+import httpx
+from sqlalchemy import func, or_, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from monitor.config.models import ProbesConfig
+from monitor.db.base import utcnow
+from monitor.db.models import Heartbeat, Target
+from monitor.probes.loop import ProbeLoop
+from monitor.probes.model import ProbeResult, ProbeTarget
+from monitor.probes.runner import probe_client, probe_many, probe_one
+from monitor.probes.store import RoundOutcome, TargetTransition, load_probe_targets, record_round
+
+HEARTBEAT_VANTAGE = "push"
+
+
+@dataclass(frozen=True, slots=True)
+class RoundReport:
+    """The last result per target, its state at this vantage, and confirmed transitions."""
+
+    results: tuple[ProbeResult, ...]
+    states: dict[int, str]
+    transitions: tuple[TargetTransition, ...]
+
+
+def next_due(previous: datetime | None, interval_s: float, now: datetime) -> datetime:
+    """The next slot on the target's own grid after ``now``: no drift, no burst after a pause."""
+    step = timedelta(seconds=interval_s)
+    if previous is None or previous > now + step:
+        return now + step
+    missed = math.floor((now - previous) / step) + 1
+    return previous + missed * step
+
+
+def claim_due_targets(session: Session, now: datetime) -> list[int]:
+    """Ids of live, probed targets that are due, moved to their next slot in the same
+    transaction (rows locked with SKIP LOCKED on PostgreSQL, so two dispatchers never claim one)."""
+    due = (
+        select(Target)
+        .where(Target.retired_at.is_(None), Target.kind != "heartbeat")
+        .where(or_(Target.next_probe_at.is_(None), Target.next_probe_at <= now))
+        .order_by(Target.id)
+        .with_for_update(skip_locked=True)
+    )
+    rows = list(session.scalars(due))
+    for row in rows:
+        row.next_probe_at = next_due(row.next_probe_at, row.interval_s, now)
+    return [row.id for row in rows]
+
+
+def shards(ids: Sequence[int], size: int) -> list[list[int]]:
+    return [list(ids[i : i + size]) for i in range(0, len(ids), size)]
+
+
+def probe_round(
+    sessions: sessionmaker[Session],
+    target_ids: Sequence[int],
+    vantage: str,
+    probes: ProbesConfig,
+    loop: ProbeLoop | None = None,
+) -> RoundReport:
+    """Probe a shard from ``vantage``, store every result, and re-probe unconfirmed streaks after
+    ``probes.retry_interval`` until they are confirmed either way.
+
+    With ``loop`` (a worker's long-lived probe loop) its client and kept-alive connections are
+    reused; without, a client lives for this round only.
+    """
+    if loop is not None:
+        return loop.call(lambda client: _round(sessions, list(target_ids), vantage, probes, client))
+
+    async def once() -> RoundReport:
+        async with probe_client(probes.concurrency) as client:
+            return await _round(sessions, list(target_ids), vantage, probes, client)
+
+    return asyncio.run(once())
+
+
+async def _round(
+    sessions: sessionmaker[Session],
+    target_ids: list[int],
+    vantage: str,
+    probes: ProbesConfig,
+    client: httpx.AsyncClient,
+) -> RoundReport:
+    latest: dict[int, ProbeResult] = {}
+    states: dict[int, str] = {}
+    transitions: list[TargetTransition] = []
+    pending = await asyncio.to_thread(_load, sessions, target_ids, vantage)
+    # one pass, then enough quick re-probes to confirm a failure (or a recovery) either way
+    passes = max((t.confirmations for t in pending), default=1)
+    for attempt in range(passes):
+        results = await probe_many(pending, client, probes.concurrency)
+        if probes.canary and not await _canary_ok(probes, client):
+            results = [_unknown(r) for r in results]
+        outcome = await asyncio.to_thread(_record, sessions, vantage, results)
+        latest.update((r.target_id, r) for r in results)
+        states.update(outcome.states)
+        transitions.extend(outcome.transitions)
+        retry = [t.id for t in pending if t.id in outcome.unconfirmed]
+        if not retry or attempt == passes - 1:
+            break
+        await asyncio.sleep(probes.retry_interval)
+        pending = await asyncio.to_thread(_load, sessions, retry, vantage)
+    ordered = tuple(latest[i] for i in target_ids if i in latest)
+    return RoundReport(ordered, states, tuple(transitions))
+
+
+def _load(sessions: sessionmaker[Session], ids: list[int], vantage: str) -> list[ProbeTarget]:
+    with sessions() as session:
+        return load_probe_targets(session, ids, vantage)
+
+
+def _record(
+    sessions: sessionmaker[Session], vantage: str, results: list[ProbeResult]
+) -> RoundOutcome:
+    with sessions() as session, session.begin():
+        return record_round(session, vantage, results, now=utcnow())
+
+
+async def _canary_ok(probes: ProbesConfig, client: httpx.AsyncClient) -> bool:
+    """Can this vantage reach the outside world at all? If not, our results mean nothing."""
+    assert probes.canary is not None
+    kind = "tcp" if probes.canary.startswith("tcp://") else "http"
+    canary = ProbeTarget(0, "canary", kind, probes.canary, timeout_s=3.0)
+    return bool((await probe_one(canary, client)).ok)
+
+
+def _unknown(result: ProbeResult) -> ProbeResult:
+    return replace(
+        result,
+        ok=None,
+        usable=None,
+        error_kind="vantage",
+        error="this vantage's connectivity canary failed: result unknown",
+    )
+
+
+def judge_heartbeats(session: Session, now: datetime) -> list[ProbeResult]:
+    """One synthetic result per live heartbeat target: down when no heartbeat came within its
+    grace period (dated to when the grace ran out), unusable when its step stopped advancing."""
+    targets = session.scalars(
+        select(Target).where(Target.kind == "heartbeat", Target.retired_at.is_(None))
+    )
+    return [_judge(session, target, now) for target in targets]
+
+
+def _judge(session: Session, target: Target, now: datetime) -> ProbeResult:
+    settings = target.settings or {}
+    grace = timedelta(seconds=settings.get("grace_s") or target.interval_s * 2)
+    last = session.scalars(
+        select(Heartbeat)
+        .where(Heartbeat.target_id == target.id)
+        .order_by(Heartbeat.at.desc())
+        .limit(1)
+    ).one_or_none()
+    if last is None:
+        return ProbeResult(
+            target.id,
+            target.name,
+            now,
+            None,
+            error_kind="vantage",
+            error="no heartbeat received yet",
+        )
+    if now - last.at > grace:
+        return ProbeResult(
+            target.id,
+            target.name,
+            last.at + grace,
+            False,
+            error_kind="timeout",
+            error=f"no heartbeat since {last.at.isoformat()}",
+        )
+    stalled = _stalled_since(session, target, last, settings, now)
+    if stalled is not None:
+        return ProbeResult(
+            target.id,
+            target.name,
+            now,
+            True,
+            usable=False,
+            error_kind="body",
+            error=f"step {last.step} has not advanced since {stalled.isoformat()}",
+        )
+    return ProbeResult(
+        target.id, target.name, now, True, usable=True if last.step is not None else None
+    )
+
+
+def _stalled_since(
+    session: Session, target: Target, last: Heartbeat, settings: dict[str, object], now: datetime
+) -> datetime | None:
+    """When the job last made progress, if that is longer ago than ``stall_after``."""
+    stall_after = settings.get("stall_after_s")
+    if last.step is None or not isinstance(stall_after, int | float):
+        return None
+    first_at_step = session.scalar(
+        select(func.min(Heartbeat.at)).where(
+            Heartbeat.target_id == target.id, Heartbeat.step == last.step
+        )
+    )
+    if first_at_step is not None and now - first_at_step > timedelta(seconds=stall_after):
+        return first_at_step
+    return None

@@ -1,0 +1,43 @@
+"""TCP probe: can we open a connection to host:port?"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from urllib.parse import urlsplit
+
+import httpx
+
+from monitor.db.base import utcnow
+from monitor.probes.model import ProbeResult, ProbeTarget
+
+
+async def probe(target: ProbeTarget, client: httpx.AsyncClient) -> ProbeResult:
+    """Connect and close. ``client`` is unused: the contract is the same for every kind."""
+    parts = urlsplit(target.url or "")
+    assert parts.hostname
+    assert parts.port
+    at, start = utcnow(), time.perf_counter()
+    try:
+        _reader, writer = await asyncio.wait_for(
+            asyncio.open_connection(parts.hostname, parts.port), target.timeout_s
+        )
+    except TimeoutError:
+        return ProbeResult(
+            target.id,
+            target.name,
+            at,
+            False,
+            error_kind="timeout",
+            error=f"no connection within {target.timeout_s:g} s",
+        )
+    except OSError as exc:
+        return ProbeResult(
+            target.id, target.name, at, False, error_kind="connect", error=exc.strerror or str(exc)
+        )
+    latency = (time.perf_counter() - start) * 1000
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return ProbeResult(target.id, target.name, at, True, latency)

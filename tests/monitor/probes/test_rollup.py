@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import func, insert, select
+from sqlalchemy.orm import Session
+
+from monitor.config.models import TargetConfig
+from monitor.db.models import ProbeResult, ProbeRollup
+from monitor.probes.rollup import prune_raw, roll_up, summarize_minutes
+from monitor.targets import upsert_target
+
+T0 = datetime(2026, 10, 31, 23, 58, tzinfo=UTC)  # rolls across a month boundary
+
+
+def test_minutes_count_failures_and_unknowns_apart() -> None:
+    rows = [
+        (1, T0 + timedelta(seconds=0), True, 10.0),
+        (1, T0 + timedelta(seconds=15), False, None),
+        (1, T0 + timedelta(seconds=30), None, None),
+        (1, T0 + timedelta(seconds=45), True, 30.0),
+        (1, T0 + timedelta(seconds=60), True, 20.0),
+    ]
+    first, second = summarize_minutes(rows)
+    assert (first.start, first.count, first.failures, first.unknown) == (T0, 4, 1, 1)
+    assert (first.latency_p50_ms, first.latency_max_ms) == (20.0, 30.0)
+    assert (second.start, second.count, second.failures) == (T0 + timedelta(minutes=1), 1, 0)
+
+
+def seed(session: Session, minutes: int) -> int:
+    row = upsert_target(session, TargetConfig(name="r", kind="http", url="http://h/"), "config")
+    session.flush()
+    values = [
+        {
+            "target_id": row.id,
+            "vantage": "v",
+            "at": T0 + timedelta(seconds=15 * i),
+            "ok": i % 8 != 0,
+            "latency_ms": float(i),
+        }
+        for i in range(minutes * 4)
+    ]
+    session.execute(insert(ProbeResult), values)
+    return row.id
+
+
+def test_rollups_are_idempotent_and_hours_sum_their_minutes(session: Session) -> None:
+    seed(session, minutes=10)
+    now = T0 + timedelta(minutes=10)
+    assert roll_up(session, now) == 10
+    roll_up(session, now)  # again: recomputed, not added
+    minutes = session.scalar(
+        select(func.sum(ProbeRollup.count)).where(ProbeRollup.resolution == "minute")
+    )
+    failures = session.scalar(
+        select(func.sum(ProbeRollup.failures)).where(ProbeRollup.resolution == "minute")
+    )
+    assert (minutes, failures) == (40, 5)
+    hours = {
+        h.bucket_start: h.count
+        for h in session.scalars(select(ProbeRollup).where(ProbeRollup.resolution == "hour"))
+    }
+    assert hours == {
+        datetime(2026, 10, 31, 23, tzinfo=UTC): 8,
+        datetime(2026, 11, 1, tzinfo=UTC): 32,
+    }
+
+
+def test_pruning_keeps_raw_rows_that_are_not_rolled_up_yet(session: Session) -> None:
+    seed(session, minutes=10)
+    now = T0 + timedelta(days=30)
+    assert prune_raw(session, now, timedelta(days=14)) == 0  # nothing rolled up: keep it all
+    roll_up(session, T0 + timedelta(minutes=5))
+    pruned = prune_raw(session, now, timedelta(days=14))
+    remaining = session.scalar(select(func.count()).select_from(ProbeResult))
+    assert pruned > 0
+    assert remaining == 40 - pruned
+    oldest = session.scalar(select(func.min(ProbeResult.at)))
+    assert oldest is not None
+    assert oldest >= T0 + timedelta(minutes=3)  # up to the last rolled-up minute, no further

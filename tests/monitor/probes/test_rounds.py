@@ -1,0 +1,190 @@
+"""Probe rounds against real local servers that go down, come back, hang and return garbage;
+outage intervals checked against the scripted ground truth."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from monitor.config.models import ProbesConfig, TargetConfig
+from monitor.db.base import utcnow
+from monitor.db.models import Outage, ProbeResult, Target, TargetState
+from monitor.probes.model import ProbeResult as Result
+from monitor.probes.service import probe_round
+from monitor.probes.store import record_round
+from monitor.targets import upsert_target
+from tests.support import FeedServer
+
+DCGM = Path(__file__).parents[2] / "fixtures" / "feeds" / "dcgm"
+FAST = ProbesConfig(retry_interval=0.2)
+
+
+@pytest.fixture
+def server() -> Iterator[FeedServer]:
+    target_server = FeedServer()
+    target_server.routes["/healthz"] = (200, b"ok")
+    yield target_server
+    target_server.close()
+
+
+def add_target(sessions: sessionmaker[Session], **fields: object) -> int:
+    cfg = TargetConfig.model_validate({"interval": 1, "timeout": 0.5, **fields})
+    with sessions() as session, session.begin():
+        row = upsert_target(session, cfg, "config")
+        session.flush()
+        return row.id
+
+
+def outages(
+    sessions: sessionmaker[Session], target_id: int, series: str = "reachable"
+) -> list[Outage]:
+    with sessions() as session:
+        query = select(Outage).where(Outage.target_id == target_id, Outage.series == series)
+        return list(session.scalars(query.order_by(Outage.start)))
+
+
+def test_a_scripted_outage_is_recorded_within_one_interval_of_the_truth(
+    sessions: sessionmaker[Session], server: FeedServer
+) -> None:
+    tid = add_target(sessions, name="flap", kind="http", url=f"{server.url}/healthz")
+    truth: dict[str, datetime] = {}
+    for second in range(9):
+        if second == 3:
+            server.routes["/healthz"] = (503, b"down")
+            truth["down"] = utcnow()
+        if second == 6:
+            server.routes["/healthz"] = (200, b"ok")
+            truth["up"] = utcnow()
+        started = time.monotonic()
+        probe_round(sessions, [tid], "test", FAST)
+        time.sleep(max(0, 1 - (time.monotonic() - started)))
+    [outage] = outages(sessions, tid)
+    assert outage.end is not None
+    interval = timedelta(seconds=1)
+    assert truth["down"] <= outage.start <= truth["down"] + interval
+    assert truth["up"] <= outage.end <= truth["up"] + interval
+
+
+def test_the_failing_probe_starts_the_outage_and_confirmation_comes_seconds_later(
+    sessions: sessionmaker[Session], server: FeedServer
+) -> None:
+    tid = add_target(sessions, name="t", kind="http", url=f"{server.url}/healthz")
+    probe_round(sessions, [tid], "test", FAST)
+    server.routes["/healthz"] = (500, b"")
+    report = probe_round(sessions, [tid], "test", FAST)
+    assert report.states[tid] == "down"
+    [outage] = outages(sessions, tid)
+    with sessions() as session:
+        failures = list(
+            session.scalars(
+                select(ProbeResult.at)
+                .where(ProbeResult.target_id == tid, ProbeResult.ok.is_(False))
+                .order_by(ProbeResult.at)
+            )
+        )
+    assert len(failures) == 2  # the first probe and one confirmation re-probe
+    assert outage.start == failures[0]
+    assert outage.confirmed_at is not None
+    assert timedelta(0) < outage.confirmed_at - outage.start < timedelta(seconds=2)
+    assert [t.transition.state for t in report.transitions] == ["down", "down"]
+
+
+def test_a_hanging_target_times_out_and_a_refused_one_fails_fast(
+    sessions: sessionmaker[Session], server: FeedServer
+) -> None:
+    server.delays["/slow"] = 3
+    server.routes["/slow"] = (200, b"late")
+    hang = add_target(sessions, name="hang", kind="http", url=f"{server.url}/slow")
+    refused = add_target(sessions, name="refused", kind="tcp", url="tcp://127.0.0.1:1")
+    started = time.monotonic()
+    report = probe_round(sessions, [hang, refused], "test", FAST)
+    assert time.monotonic() - started < 3  # two 0.5 s timeouts and a 0.2 s pause, not 3 s hangs
+    by_target = {r.target: r for r in report.results}
+    assert (by_target["hang"].ok, by_target["hang"].error_kind) == (False, "timeout")
+    assert (by_target["refused"].ok, by_target["refused"].error_kind) == (False, "connect")
+    assert report.states == {hang: "down", refused: "down"}
+
+
+def test_body_conditions_and_expected_statuses_decide_ok(
+    sessions: sessionmaker[Session], server: FeedServer
+) -> None:
+    server.routes["/ready"] = (200, b'{"ready": false}')
+    server.routes["/teapot"] = (418, b"")
+    body = add_target(
+        sessions, name="b", kind="http", url=f"{server.url}/ready", expect_body='"ready": true'
+    )
+    status = add_target(
+        sessions, name="s", kind="http", url=f"{server.url}/teapot", expect_status=[418]
+    )
+    report = probe_round(sessions, [body, status], "test", FAST)
+    by_target = {r.target: r for r in report.results}
+    assert (by_target["b"].ok, by_target["b"].error_kind) == (False, "body")
+    assert (by_target["s"].ok, by_target["s"].status_code) == (True, 418)
+
+
+def test_a_real_dcgm_document_makes_the_instance_usable_only_with_all_its_gpus(
+    sessions: sessionmaker[Session], server: FeedServer
+) -> None:
+    server.routes["/metrics"] = (200, (DCGM / "cncf-kops-aws-L4.prom").read_bytes())
+    one = add_target(sessions, name="l4", kind="dcgm", url=f"{server.url}/metrics", gpus=1)
+    two = add_target(sessions, name="l4x2", kind="dcgm", url=f"{server.url}/metrics", gpus=2)
+    report = probe_round(sessions, [one, two], "test", FAST)
+    by_target = {r.target: r for r in report.results}
+    assert (by_target["l4"].ok, by_target["l4"].usable, by_target["l4"].gpus_seen) == (
+        True,
+        True,
+        1,
+    )
+    assert (by_target["l4x2"].ok, by_target["l4x2"].usable) == (True, False)
+    assert by_target["l4x2"].error is not None
+    assert "missing" in by_target["l4x2"].error
+    assert outages(sessions, two, "reachable") == []
+    assert len(outages(sessions, two, "usable")) == 1
+
+
+def test_garbage_metrics_keep_the_instance_reachable_but_not_usable(
+    sessions: sessionmaker[Session], server: FeedServer
+) -> None:
+    server.routes["/metrics"] = (200, b"\x00\xff{{{ not prometheus text")
+    tid = add_target(sessions, name="g", kind="dcgm", url=f"{server.url}/metrics", gpus=1)
+    [result] = probe_round(sessions, [tid], "test", FAST).results
+    assert (result.ok, result.usable, result.error_kind) == (True, False, "parse")
+
+
+def test_a_single_failing_vantage_opens_no_outage_but_a_quorum_does(
+    sessions: sessionmaker[Session], server: FeedServer
+) -> None:
+    tid = add_target(sessions, name="q", kind="http", url=f"{server.url}/healthz")
+    for vantage in ("eu", "us", "ap"):
+        probe_round(sessions, [tid], vantage, FAST)
+    # vantage "ap" loses its network path: its probes fail while the others see the target up
+    now = utcnow()
+    with sessions() as session, session.begin():
+        for i in range(3):
+            failed = Result(tid, "q", now + timedelta(seconds=i), False, error_kind="connect")
+            record_round(session, "ap", [failed], now=now + timedelta(seconds=i))
+    assert outages(sessions, tid) == []
+    with sessions() as session:
+        ap = session.get_one(TargetState, (tid, "ap", "reachable"))
+        overall = session.get_one(TargetState, (tid, "*", "reachable"))
+    assert (ap.state, overall.state) == ("down", "up")
+
+    server.routes["/healthz"] = (503, b"")
+    probe_round(sessions, [tid], "eu", FAST)
+    [outage] = outages(sessions, tid)
+    assert outage.detail["vantages"] == ["ap", "eu"]
+
+
+def test_a_retired_target_in_a_queued_shard_is_skipped(
+    sessions: sessionmaker[Session], server: FeedServer
+) -> None:
+    tid = add_target(sessions, name="gone", kind="http", url=f"{server.url}/healthz")
+    with sessions() as session, session.begin():
+        session.get_one(Target, tid).retired_at = datetime.now(UTC)
+    assert probe_round(sessions, [tid], "test", FAST).results == ()
