@@ -14,14 +14,14 @@ from monitor.db.engine import make_engine, make_sessionmaker
 from monitor.db.migrate import upgrade
 from monitor.db.models import MonitorTick
 from monitor.settings import Settings
-from tests.support import recreate_pg_database, slamon_command, wait_for
+from tests.support import PG_TEST_DB, recreate_pg_database, slamon_command, wait_for
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
 
 
 @pytest.fixture
 def worker_env(tmp_path: Path, redis_url: str, postgresql_engine: object) -> dict[str, str]:
-    database_url = recreate_pg_database("slamon_test_worker")
+    database_url = recreate_pg_database(f"{PG_TEST_DB}_worker")
     engine = make_engine(database_url)
     upgrade(engine)
     engine.dispose()

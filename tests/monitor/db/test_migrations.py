@@ -6,7 +6,7 @@ from sqlalchemy import Engine, inspect
 from monitor.db.base import Base
 from monitor.db.engine import make_engine
 from monitor.db.migrate import current_revision, schema_drift, upgrade
-from tests.support import recreate_pg_database
+from tests.support import PG_TEST_DB, recreate_pg_database
 
 
 def test_the_migrated_schema_matches_the_models(engine: Engine) -> None:
@@ -21,7 +21,7 @@ def test_every_model_table_exists_after_migration(engine: Engine) -> None:
 def _fresh(kind: str, tmp_path: object) -> Engine:
     if kind == "sqlite":
         return make_engine(f"sqlite:///{tmp_path}/fresh.db")
-    return make_engine(recreate_pg_database("slamon_test_migrations"))
+    return make_engine(recreate_pg_database(f"{PG_TEST_DB}_migrations"))
 
 
 @pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
