@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -36,6 +36,7 @@ FeedKind = Literal[
 ]
 
 MIN_INTERVAL_S = 1.0
+DEFAULT_TIMEOUT_S = 5.0
 
 
 def _at_least_one_second(value: float) -> float:
@@ -98,6 +99,18 @@ class TargetConfig(Strict):
     grace: Duration | None = None
     stall_after: Duration | None = None
     labels: dict[str, str] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_timeout(cls, data: Any) -> Any:
+        """Without a timeout: 5 s, or the interval when that is shorter."""
+        if isinstance(data, dict) and data.get("timeout") is None:
+            try:
+                interval = parse_duration(data.get("interval", 30.0))
+            except ValueError:
+                return data  # the interval's own error is reported
+            return {**data, "timeout": min(DEFAULT_TIMEOUT_S, max(interval, 0.001))}
+        return data
 
     @model_validator(mode="after")
     def _url_matches_kind(self) -> TargetConfig:

@@ -37,7 +37,9 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 def _sqlite_begin(connection: Any) -> None:
-    connection.exec_driver_sql("BEGIN")
+    # IMMEDIATE takes the write lock up front, so concurrent writers wait (busy timeout)
+    # instead of failing with "database is locked" when a read transaction tries to write.
+    connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:

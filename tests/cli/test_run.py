@@ -1,5 +1,6 @@
-"""`slamon run` on the embedded default: beat fires, the worker runs the task, a row lands in
-SQLite, the API answers, and Ctrl-C leaves no process behind."""
+"""`slamon run` on the embedded default: beat fires, the worker runs the tasks (a liveness tick,
+probes of a real local target that then fails and opens an outage), rows land in SQLite, the
+API answers, and Ctrl-C leaves no process behind."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support import slamon_command, wait_for
+from tests.support import FeedServer, slamon_command, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -42,10 +43,25 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def count(db_path: Path, sql: str) -> int:
+    if not db_path.exists():
+        return 0
+    with sqlite3.connect(db_path) as db:
+        try:
+            return int(db.execute(sql).fetchone()[0])
+        except sqlite3.OperationalError:
+            return 0
+
+
 def test_run_ticks_into_sqlite_serves_healthz_and_stops_cleanly_on_ctrl_c(
     tmp_path: Path, free_tcp_port: int
 ) -> None:
-    (tmp_path / "slamon.yaml").write_text("schedule: {tick: 1s}\n")
+    target = FeedServer()
+    target.routes["/healthz"] = (200, b"ok")
+    (tmp_path / "slamon.yaml").write_text(
+        "schedule: {tick: 1s}\nprobes: {retry_interval: 0.2}\n"
+        f"targets: [{{name: gpu-0, kind: http, url: '{target.url}/healthz', interval: 1}}]\n"
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLAMON_")}
     run = subprocess.Popen(
         [*slamon_command(), "run", f"--port={free_tcp_port}"],
@@ -54,18 +70,12 @@ def test_run_ticks_into_sqlite_serves_healthz_and_stops_cleanly_on_ctrl_c(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
+    db = tmp_path / "slamon.db"
     try:
-
-        def ticks() -> int:
-            if not (tmp_path / "slamon.db").exists():
-                return 0
-            with sqlite3.connect(tmp_path / "slamon.db") as db:
-                try:
-                    return int(db.execute("SELECT count(*) FROM monitor_ticks").fetchone()[0])
-                except sqlite3.OperationalError:
-                    return 0
-
-        assert wait_for(lambda: ticks() >= 2, timeout=120)
+        assert wait_for(lambda: count(db, "SELECT count(*) FROM monitor_ticks") >= 2, timeout=120)
+        assert wait_for(lambda: count(db, "SELECT count(*) FROM probe_results WHERE ok") >= 2)
+        target.routes["/healthz"] = (503, b"")
+        assert wait_for(lambda: count(db, "SELECT count(*) FROM outages WHERE end IS NULL"))
 
         def health() -> httpx.Response | None:
             try:
@@ -82,6 +92,7 @@ def test_run_ticks_into_sqlite_serves_healthz_and_stops_cleanly_on_ctrl_c(
     finally:
         run.send_signal(signal.SIGINT)
         output = run.communicate(timeout=60)[0].decode()
+        target.close()
     assert run.returncode == 0, output
     assert "slamon stopped" in output
     assert "Traceback" not in output
