@@ -70,16 +70,25 @@ def probe_queues(vantages: list[str]) -> list[str]:
     return [f"probes.{v}" for v in vantages] or ["probes"]
 
 
-@app.task(name="slamon.probes.run_shard")
-def run_probe_shard(target_ids: list[int]) -> int:
-    """Probe one shard from this worker's vantage; store results, states and outages."""
+@app.task(name="slamon.probes.run_shard", bind=True, max_retries=3)
+def run_probe_shard(self: Any, target_ids: list[int]) -> int:
+    """Probe one shard from this worker's vantage; store results, states and outages.
+
+    A database hiccup (restart, deadlock, lock timeout) re-runs the shard: it is re-probed,
+    never half-stored, since each pass commits in one transaction.
+    """
+    from sqlalchemy.exc import OperationalError
+
     from monitor.probes.loop import shared_loop
     from monitor.probes.service import probe_round
 
     rt = runtime()
-    report = probe_round(
-        rt.sessions, target_ids, rt.settings.vantage, rt.config.probes, shared_loop()
-    )
+    try:
+        report = probe_round(
+            rt.sessions, target_ids, rt.settings.vantage, rt.config.probes, shared_loop()
+        )
+    except OperationalError as exc:
+        raise self.retry(exc=exc, countdown=1 + self.request.retries) from None
     return len(report.results)
 
 

@@ -109,13 +109,16 @@ def record_round(
     """Store ``results`` probed from ``vantage`` and apply what they confirm."""
     if not results:
         return RoundOutcome((), frozenset(), {})
+    # Lock the targets (in id order) before reading any vantage's state: two vantages recording
+    # at once must not each miss the other's uncommitted verdict and so never reach a quorum.
+    locked = (
+        select(Target)
+        .where(Target.id.in_({r.target_id for r in results}))
+        .order_by(Target.id)
+        .with_for_update(key_share=True)  # NO KEY UPDATE: the results' foreign keys still pass
+    )
+    targets = {t.id: t for t in session.scalars(locked)}
     session.execute(insert(ResultRow), result_rows(vantage, results))
-    targets = {
-        t.id: t
-        for t in session.scalars(
-            select(Target).where(Target.id.in_({r.target_id for r in results}))
-        )
-    }
     streaks = _load_streaks(session, targets, vantage)
     unconfirmed: set[int] = set()
     for result in sorted(results, key=lambda r: r.at):
