@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from celery.schedules import crontab
+
 from monitor.config.models import Config
 
 QUEUES = ("default", "feeds", "probes", "deliveries")
@@ -22,6 +24,11 @@ def build_beat_schedule(config: Config) -> dict[str, dict[str, Any]]:
         "targets-sync": _entry("slamon.targets.sync", schedule.tick, "default"),
         "probes-dispatch": _entry("slamon.probes.dispatch", schedule.dispatch, "default"),
         "probes-rollup": _entry("slamon.probes.rollup", schedule.rollup, "default"),
+        "reports-monthly": {
+            "task": "slamon.reports.monthly",
+            "schedule": crontab(minute=0, hour=2, day_of_month=1),  # after the month has closed
+            "options": {"queue": "default", "expires": 6 * 3600},
+        },
         "heartbeats-judge": _entry(
             "slamon.probes.judge_heartbeats", schedule.heartbeats, "default"
         ),

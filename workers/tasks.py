@@ -132,3 +132,19 @@ def roll_up_results() -> int:
         buckets = roll_up(session, now)
         prune_raw(session, now, timedelta(seconds=rt.config.probes.raw_retention))
     return buckets
+
+
+@app.task(name="slamon.reports.monthly")
+def build_last_month_report(month: str | None = None) -> str:
+    """Build and keep last month's report in every format (run by beat on the 1st)."""
+    from monitor.db.base import utcnow
+    from monitor.reports.service import FORMATS, build_monthly, keep, previous_month, render
+
+    rt = runtime()
+    now = utcnow()
+    month = month or previous_month(now)
+    with rt.transaction() as session:
+        report = build_monthly(session, month, now, rt.config)
+        for fmt in FORMATS:
+            keep(session, render(report, fmt))
+    return month

@@ -36,9 +36,16 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from monitor.cli import config_cmd, feeds_cmd, probe_cmd, serve, token_cmd
+    from monitor.cli import config_cmd, feeds_cmd, probe_cmd, report_cmd, serve, token_cmd
 
-    groups = (config_cmd.config, feeds_cmd.feeds, probe_cmd.probe, token_cmd.token)
+    groups = (
+        config_cmd.config,
+        feeds_cmd.feeds,
+        probe_cmd.probe,
+        token_cmd.token,
+        report_cmd.report,
+        report_cmd.import_,
+    )
     for command in (*serve.COMMANDS, *groups):
         cli.add_command(command)
 

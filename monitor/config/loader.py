@@ -75,14 +75,27 @@ def cross_check(config: Config) -> Iterator[tuple[tuple[Any, ...], str]]:
     yield from _duplicates("channels", [c.name for c in config.channels])
     yield from _duplicates("providers", [p.slug for p in config.providers])
     yield from _duplicates("pools", [p.name for p in config.pools])
+    known_policies = set(BUILTIN_SLA_POLICIES)
+    for i, raw in enumerate(config.sla_policies):
+        try:
+            known_policies.add(_user_policy_name(raw))
+        except ValueError as exc:
+            yield ("sla_policies", i), str(exc)
     channel_names = {c.name for c in config.channels}
     for i, route in enumerate(config.routes):
         for j, name in enumerate(route.channels):
             if name not in channel_names:
                 yield ("routes", i, "channels", j), f"no channel named {name!r}"
     for i, target in enumerate(config.targets):
-        if target.sla is not None and target.sla not in BUILTIN_SLA_POLICIES:
+        if target.sla is not None and target.sla not in known_policies:
             yield ("targets", i, "sla"), f"unknown SLA policy {target.sla!r}"
+
+
+def _user_policy_name(raw: dict[str, Any]) -> str:
+    """Validate a user SLA policy (GPU clouds); its name, or ``ValueError`` naming the field."""
+    from monitor.sla.policy import policy_from_config
+
+    return policy_from_config(raw).name
 
 
 def _duplicates(section: str, names: list[str]) -> Iterator[tuple[tuple[Any, ...], str]]:

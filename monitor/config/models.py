@@ -226,6 +226,7 @@ class Config(Strict):
     channels: list[ChannelConfig] = []
     routes: list[RouteConfig] = []
     silences: list[SilenceConfig] = []
+    sla_policies: list[dict[str, Any]] = []
     probes: ProbesConfig = ProbesConfig()
     schedule: ScheduleConfig = ScheduleConfig()
 

@@ -13,7 +13,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from monitor.db.dialect import insert_ignoring_conflicts
-from monitor.db.models import Outage, Target, TargetState
+from monitor.db.models import ObservedWindow, Outage, Target, TargetState
 from monitor.db.models import ProbeResult as ResultRow
 from monitor.probes.model import ProbeResult, ProbeTarget
 from monitor.probes.state import (
@@ -134,10 +134,45 @@ def record_round(
                 row.detail = {**(row.detail or {}), "gpu_counters": result.detail["gpu_counters"]}
             if streak.unconfirmed:
                 unconfirmed.add(target.id)
+    _extend_coverage(session, targets, [r for r in results if r.ok is not None])
     session.flush()
     transitions = _apply_quorum(session, targets, now, quorum)
     states = {tid: streaks[(tid, "reachable")].state for tid in targets}
     return RoundOutcome(tuple(transitions), frozenset(unconfirmed), states)
+
+
+def _extend_coverage(
+    session: Session, targets: dict[int, Target], known: Sequence[ProbeResult]
+) -> None:
+    """Grow each target's observed window: a known result vouches for the interval after it.
+    A gap longer than two intervals (slamon was down, or our canary failed) starts a new window,
+    so time outside every window is reported as unknown, never as up."""
+    latest: dict[int, datetime] = {}
+    for result in known:
+        latest[result.target_id] = max(result.at, latest.get(result.target_id, result.at))
+    if not latest:
+        return
+    horizon = min(latest.values()) - timedelta(
+        seconds=max(t.interval_s for t in targets.values()) * 3
+    )
+    windows = {
+        w.target_id: w
+        for w in session.scalars(
+            select(ObservedWindow)
+            .where(ObservedWindow.target_id.in_(latest), ObservedWindow.source == "probe")
+            .where(ObservedWindow.end >= horizon)
+            .order_by(ObservedWindow.end)
+        )
+    }
+    for target_id, at in latest.items():
+        step = timedelta(seconds=targets[target_id].interval_s)
+        window = windows.get(target_id)
+        if window is not None and window.end >= at - 2 * step:
+            window.end = max(window.end, at + step)
+        else:
+            session.add(
+                ObservedWindow(target_id=target_id, start=at, end=at + step, source="probe")
+            )
 
 
 def _load_streaks(

@@ -1,0 +1,1 @@
+"""Monthly SLA reports: gathering the numbers, classifying outages, rendering."""

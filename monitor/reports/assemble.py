@@ -1,0 +1,463 @@
+"""From report inputs to the report (pure): three ledgers per provider, SLA math per target with
+its own policy, causes, pools, response times and the provider scorecard."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime, timedelta
+from statistics import median
+from typing import Any
+
+from monitor.feeds.response import percentile
+from monitor.feeds.stats import month_bounds
+from monitor.reports.causes import IncidentFact, OutageFact, classify
+from monitor.reports.inputs import IncidentInput, ReportInputs, TargetInput
+from monitor.reports.model import (
+    IncidentRow,
+    MonthlyReport,
+    OutageRow,
+    PoolReport,
+    ProviderReport,
+    TargetReport,
+)
+from monitor.sla.intervals import Span, at_least, clip, intersect, merge, subtract, total
+from monitor.sla.math import (
+    claim_deadline,
+    credit_pct,
+    pool_availability,
+    region_unavailable,
+    sla_downtime,
+    uptime_pct,
+)
+from monitor.sla.policy import SlaPolicy
+
+HOUR = 3600.0
+ACCOUNTING_VERSION = 1
+
+
+def assemble(
+    inputs: ReportInputs, policies: Mapping[str, SlaPolicy], generated_at: datetime
+) -> MonthlyReport:
+    alive = [t for t in inputs.targets if t.lifetime is not None]
+    region_spans = _region_downtime(alive, policies)
+    facts = _outage_facts(alive)
+    incidents = [_incident_fact(i, inputs.period.end) for i in inputs.incidents]
+    providers = {t.provider for t in alive}
+    targets = [
+        _target_report(
+            t, policies.get(t.sla or ""), region_spans, facts, incidents, len(alive), len(providers)
+        )
+        for t in alive
+    ]
+    provider_rows = _rank(_providers(inputs, alive, targets, policies))
+    accounting = _accounting(inputs, policies, alive)
+    return MonthlyReport(
+        month=inputs.month,
+        period_start=inputs.period.start,
+        period_end=inputs.period.end,
+        generated_at=generated_at,
+        policy=accounting,
+        policy_hash=_hash(accounting),
+        providers=tuple(provider_rows),
+        targets=tuple(targets),
+        pools=tuple(_pools(inputs, alive)),
+        incidents=tuple(_incident_row(i, alive) for i in inputs.incidents),
+        notes=tuple(_notes(inputs, targets)),
+    )
+
+
+# --------------------------------------------------------------------------- targets
+
+
+def _spans(target: TargetInput, series: str) -> list[Span]:
+    """The series' outages, where we were watching: an open outage nobody probed since is
+    unknown time after its last probe, not downtime."""
+    return intersect(merge([span for s, span, _ in target.outages if s == series]), _known(target))
+
+
+def _known(target: TargetInput) -> list[Span]:
+    if target.lifetime is None:
+        return []
+    return merge(clip(list(target.observed), target.lifetime.start, target.lifetime.end))
+
+
+def _seconds(spans: Sequence[Span]) -> float:
+    return total(spans).total_seconds()
+
+
+def _target_report(
+    target: TargetInput,
+    policy: SlaPolicy | None,
+    region_spans: Mapping[tuple[str | None, str | None], list[Span]],
+    facts: Sequence[OutageFact],
+    incidents: Sequence[IncidentFact],
+    watched: int,
+    providers: int,
+) -> TargetReport:
+    assert target.lifetime is not None
+    lifetime = target.lifetime
+    period = lifetime.end - lifetime.start
+    unknown = period - total(_known(target))
+    reach, usable = _spans(target, "reachable"), _spans(target, "usable")
+    counted = _counted(target, policy, region_spans)
+    uptime = uptime_pct(counted, period, unknown)
+    hours_lost = _seconds(usable or reach) / HOUR
+    return TargetReport(
+        name=target.name,
+        provider=target.provider,
+        region=target.region,
+        zone=target.zone,
+        pool=target.pool,
+        sla=target.sla,
+        gpus=target.gpus,
+        hourly_price=target.hourly_price,
+        observed_s=(period - unknown).total_seconds(),
+        unknown_s=unknown.total_seconds(),
+        downtime_s=_seconds(reach),
+        sla_downtime_s=counted.total_seconds(),
+        usable_downtime_s=_seconds(usable),
+        uptime_pct=uptime,
+        target_pct=policy.target_pct if policy else None,
+        credit_pct=credit_pct(uptime, policy) if policy and uptime is not None else 0.0,
+        gpu_hours_lost=hours_lost * target.gpus,
+        cost_lost=hours_lost * target.hourly_price,
+        outages=tuple(_evidence(target, policy, facts, incidents, watched, providers)),
+    )
+
+
+def _counted(
+    target: TargetInput,
+    policy: SlaPolicy | None,
+    region_spans: Mapping[tuple[str | None, str | None], list[Span]],
+) -> timedelta:
+    """Downtime as the target's policy counts it (no policy: observed minus maintenance)."""
+    assert target.lifetime is not None
+    spans = _spans(target, "reachable")
+    if policy is not None and policy.scope == "region":
+        spans = region_spans.get((target.provider, target.region), [])
+    if policy is None:
+        return total(
+            subtract(
+                clip(spans, target.lifetime.start, target.lifetime.end), list(target.maintenance)
+            )
+        )
+    return sla_downtime(spans, list(target.maintenance), target.lifetime, policy)
+
+
+def _region_downtime(
+    targets: Sequence[TargetInput], policies: Mapping[str, SlaPolicy]
+) -> dict[tuple[str | None, str | None], list[Span]]:
+    """Per provider and region: when at least the policy's number of zones holding our
+    instances were down at once (a zone is down when all our instances in it are)."""
+    groups: dict[tuple[str | None, str | None], list[TargetInput]] = defaultdict(list)
+    for target in targets:
+        policy = policies.get(target.sla or "")
+        if policy is not None and policy.scope == "region":
+            groups[(target.provider, target.region)].append(target)
+    result = {}
+    for key, members in groups.items():
+        zones: dict[str, list[list[Span]]] = defaultdict(list)
+        for member in members:
+            zones[member.zone or member.name].append(_spans(member, "reachable"))
+        zone_down = {zone: at_least(len(spans), spans) for zone, spans in zones.items()}
+        # None: every zone holding our instances must be down (GCP multi-zone, Azure zones)
+        min_zones = policies[members[0].sla or ""].region_min_zones
+        result[key] = region_unavailable(zone_down, min_zones)
+    return result
+
+
+def _outage_facts(targets: Sequence[TargetInput]) -> list[OutageFact]:
+    return [
+        OutageFact(t.name, t.provider, t.region, t.zone, series, span.start, span.end)
+        for t in targets
+        for series, span, _ in t.outages
+    ]
+
+
+def _evidence(
+    target: TargetInput,
+    policy: SlaPolicy | None,
+    facts: Sequence[OutageFact],
+    incidents: Sequence[IncidentFact],
+    watched: int,
+    providers: int,
+) -> list[OutageRow]:
+    reach, known = _spans(target, "reachable"), _known(target)
+    rows = []
+    for series, raw, is_open in target.outages:
+        watched = intersect([raw], known)
+        if not watched:
+            continue  # entirely in time we did not watch: unknown, not evidence
+        span = Span(watched[0].start, watched[-1].end)
+        covered = series == "usable" and any(
+            r.start <= span.start and span.end <= r.end for r in reach
+        )
+        if covered:
+            continue  # the usable copy of a reachable outage adds nothing
+        fact = OutageFact(
+            target.name, target.provider, target.region, target.zone, series, span.start, span.end
+        )
+        outside = subtract([span], list(target.maintenance))
+        counted = (
+            sla_downtime([span], list(target.maintenance), span, policy)
+            if policy
+            else total(outside)
+        )
+        rows.append(
+            OutageRow(
+                start=span.start,
+                end=None if is_open else span.end,
+                duration_s=_seconds([span]),
+                sla_counted_s=counted.total_seconds(),
+                cause=classify(
+                    fact,
+                    facts,
+                    incidents,
+                    watched,
+                    providers,
+                    bool(reach) and series == "usable" and _overlaps_any(span, reach),
+                ),
+                series=series,
+                excluded_by_maintenance_s=_seconds([span]) - _seconds(outside),
+            )
+        )
+    return rows
+
+
+def _overlaps_any(span: Span, spans: Sequence[Span]) -> bool:
+    return any(s.start < span.end and span.start < s.end for s in spans)
+
+
+# --------------------------------------------------------------------------- providers
+
+
+def _providers(
+    inputs: ReportInputs,
+    alive: Sequence[TargetInput],
+    reports: Sequence[TargetReport],
+    policies: Mapping[str, SlaPolicy],
+) -> list[ProviderReport]:
+    by_provider: dict[str, list[tuple[TargetInput, TargetReport]]] = defaultdict(list)
+    for target, report in zip(alive, reports, strict=True):
+        if target.provider:
+            by_provider[target.provider].append((target, report))
+    for incident in inputs.incidents:
+        by_provider.setdefault(incident.provider, [])
+    return [_provider(inputs, slug, rows, policies) for slug, rows in sorted(by_provider.items())]
+
+
+def _provider(
+    inputs: ReportInputs,
+    slug: str,
+    rows: Sequence[tuple[TargetInput, TargetReport]],
+    policies: Mapping[str, SlaPolicy],
+) -> ProviderReport:
+    policy_name = _main_policy(slug, rows, inputs.provider_policies)
+    policy = policies.get(policy_name or "")
+    known = sum(r.observed_s for _, r in rows)
+    counted = sum(r.sla_downtime_s for _, r in rows)
+    spend = sum(r.hourly_price * (r.observed_s + r.unknown_s) / HOUR for _, r in rows)
+    credit = sum(
+        r.credit_pct / 100 * r.hourly_price * (r.observed_s + r.unknown_s) / HOUR for _, r in rows
+    )
+    gpu_hours = sum(r.gpus * (r.observed_s + r.unknown_s) / HOUR for _, r in rows)
+    lost = sum(r.gpu_hours_lost for _, r in rows)
+    incidents = [
+        i
+        for i in inputs.incidents
+        if i.provider == slug and i.started_at and i.started_at >= inputs.period.start
+    ]
+    tta = [_delta(i.started_at, i.acknowledged_at) for i in incidents]
+    ttr = sorted(
+        d for d in (_delta(i.started_at, i.resolved_at) for i in incidents) if d is not None
+    )
+    lags = [_lag(i, [t for t, _ in rows]) for i in incidents]
+    first_outage = min((o.start for _, r in rows for o in r.outages), default=None)
+    return ProviderReport(
+        slug=slug,
+        name=inputs.provider_names.get(slug, slug),
+        sla=policy_name,
+        target_pct=policy.target_pct if policy else None,
+        uptime_pct=None if known <= 0 else max(0.0, min(100.0, 100 * (1 - counted / known))),
+        credit_pct=100 * credit / spend
+        if spend
+        else max((r.credit_pct for _, r in rows), default=0.0),
+        credit_amount=credit,
+        claim_deadline=claim_deadline(
+            policy, inputs.period.end, first_outage or inputs.period.start
+        )
+        if policy and credit > 0
+        else None,
+        observed_downtime_s=_seconds(merge([s for t, _ in rows for s in _spans(t, "reachable")])),
+        acknowledged_downtime_s=_seconds(_incident_spans(incidents, inputs.period)),
+        sla_downtime_s=counted,
+        unknown_s=sum(r.unknown_s for _, r in rows),
+        incidents=len(incidents),
+        tta_median_s=_median(tta),
+        ttr_median_s=_median(ttr),
+        ttr_p90_s=percentile(ttr, 90),
+        status_page_lag_median_s=_median(lags),
+        spend=spend,
+        gpu_hours=gpu_hours,
+        gpu_hours_lost=lost,
+        effective_price_per_gpu_hour=spend / (gpu_hours - lost) if gpu_hours - lost > 0 else None,
+    )
+
+
+def _main_policy(
+    slug: str,
+    rows: Sequence[tuple[TargetInput, TargetReport]],
+    configured: Mapping[str, str | None],
+) -> str | None:
+    used = Counter(t.sla for t, _ in rows if t.sla)
+    return used.most_common(1)[0][0] if used else configured.get(slug)
+
+
+def _incident_spans(incidents: Sequence[IncidentInput], period: Span) -> list[Span]:
+    spans = [
+        Span(i.started_at, i.resolved_at or period.end)
+        for i in incidents
+        if i.started_at and (i.resolved_at or period.end) > i.started_at
+    ]
+    return merge(clip(spans, period.start, period.end))
+
+
+def _delta(start: datetime | None, end: datetime | None) -> float | None:
+    return None if start is None or end is None else max(0.0, (end - start).total_seconds())
+
+
+def _lag(incident: IncidentInput, targets: Sequence[TargetInput]) -> float | None:
+    """Acknowledged − our earliest detection (outage on an affected target, start, first seen)."""
+    if incident.acknowledged_at is None or incident.started_at is None:
+        return None
+    window_end = incident.resolved_at or incident.acknowledged_at
+    probe_starts = [
+        span.start
+        for t in targets
+        if not incident.regions or t.region in incident.regions
+        for s, span, _ in t.outages
+        if s == "reachable"
+        and span.start <= window_end
+        and span.end >= incident.started_at - timedelta(hours=1)
+    ]
+    detected = min([*probe_starts, incident.started_at, incident.first_seen_at])
+    return (incident.acknowledged_at - detected).total_seconds()
+
+
+def _median(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return median(present) if present else None
+
+
+def _rank(rows: list[ProviderReport]) -> list[ProviderReport]:
+    """Scorecard: measured availability first, then faster resolution, then cheaper GPU-hours."""
+
+    def key(p: ProviderReport) -> tuple[float, float, float]:
+        return (
+            -(p.uptime_pct if p.uptime_pct is not None else -1.0),
+            p.ttr_median_s if p.ttr_median_s is not None else float("inf"),
+            p.effective_price_per_gpu_hour or float("inf"),
+        )
+
+    ranked = sorted((p for p in rows if p.uptime_pct is not None), key=key)
+    order = {p.slug: n for n, p in enumerate(ranked, start=1)}
+    return [replace(p, rank=order.get(p.slug)) for p in rows]
+
+
+# --------------------------------------------------------------------------- pools, incidents
+
+
+def _pools(inputs: ReportInputs, alive: Sequence[TargetInput]) -> list[PoolReport]:
+    members: dict[str, list[TargetInput]] = defaultdict(list)
+    for target in alive:
+        if target.pool:
+            members[target.pool].append(target)
+    names = sorted(set(members) | set(inputs.pools))
+    return [
+        _pool(name, members.get(name, []), inputs.pools.get(name, 1), inputs.period)
+        for name in names
+    ]
+
+
+def _pool(name: str, members: Sequence[TargetInput], min_up: int, period: Span) -> PoolReport:
+    known = merge([s for m in members for s in _known(m)])
+    unknown = (period.end - period.start) - total(known)
+    if not members or not known:
+        return PoolReport(name, len(members), min_up, None, unknown.total_seconds())
+    outages = [_spans(m, "reachable") for m in members]
+    share = pool_availability(outages, min_up, period)
+    return PoolReport(name, len(members), min_up, 100 * share, unknown.total_seconds())
+
+
+def _incident_fact(incident: IncidentInput, period_end: datetime) -> IncidentFact:
+    start = incident.started_at or incident.first_seen_at
+    return IncidentFact(
+        incident.provider, incident.regions, start, incident.resolved_at or period_end
+    )
+
+
+def _incident_row(incident: IncidentInput, targets: Sequence[TargetInput]) -> IncidentRow:
+    return IncidentRow(
+        provider=incident.provider,
+        source_id=incident.source_id,
+        title=incident.title,
+        impact=incident.impact,
+        started_at=incident.started_at,
+        resolved_at=incident.resolved_at,
+        regions=incident.regions,
+        tta_s=_delta(incident.started_at, incident.acknowledged_at),
+        ttr_s=_delta(incident.started_at, incident.resolved_at),
+        status_page_lag_s=_lag(incident, [t for t in targets if t.provider == incident.provider]),
+        url=incident.url,
+    )
+
+
+# --------------------------------------------------------------------------- accounting
+
+
+def _accounting(
+    inputs: ReportInputs, policies: Mapping[str, SlaPolicy], alive: Sequence[TargetInput]
+) -> dict[str, Any]:
+    """Every setting the numbers depend on, so a report can be reproduced and compared."""
+    used = sorted(
+        {t.sla for t in alive if t.sla} | {p for p in inputs.provider_policies.values() if p}
+    )
+    return {
+        "version": ACCOUNTING_VERSION,
+        "period": [inputs.period.start.isoformat(), inputs.period.end.isoformat()],
+        "unknown_time": "excluded from the uptime denominator and reported apart, never as up",
+        "observed_downtime": "reachable-series outage intervals confirmed by slamon's probes",
+        "acknowledged_downtime": "relevant provider incidents (not maintenance), start to resolve",
+        "provider_ledgers": "wall-clock union over the provider's targets; uptime fleet-weighted",
+        "training_impact": "usable-series downtime x GPUs (GPU-hours) and x hourly price (money)",
+        "policies": {name: policies[name].to_json() for name in used if name in policies},
+        "maintenance": sorted(
+            {f"{m.start.isoformat()}/{m.end.isoformat()}" for t in alive for m in t.maintenance}
+        ),
+    }
+
+
+def _hash(accounting: Mapping[str, Any]) -> str:
+    canonical = json.dumps(accounting, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _notes(inputs: ReportInputs, targets: Sequence[TargetReport]) -> list[str]:
+    notes = []
+    if not targets:
+        notes.append("No targets were watched in this period: there is nothing to report on.")
+    blind = [t.name for t in targets if t.uptime_pct is None]
+    if blind:
+        notes.append(
+            f"{len(blind)} target(s) have no data for the period, so their uptime is "
+            f"unknown (not 100%): {', '.join(blind[:10])}{'…' if len(blind) > 10 else ''}"
+        )
+    if inputs.period.end < month_bounds(inputs.month)[1]:
+        notes.append(
+            f"The month is still running: figures cover it up to {inputs.period.end.isoformat()}."
+        )
+    return notes

@@ -1,0 +1,221 @@
+"""Everything a monthly report needs, read from the database in a few queries (intervals and
+windows, never raw probe rows), as plain values for the pure assembly step."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy import and_, or_, select
+from sqlalchemy.orm import Session
+
+from monitor.config.models import Config, MaintenanceConfig
+from monitor.db.models import Incident, MaintenanceWindow, ObservedWindow, Outage, Provider, Target
+from monitor.feeds.stats import month_bounds
+from monitor.sla.intervals import Span
+
+
+@dataclass(frozen=True, slots=True)
+class TargetInput:
+    name: str
+    provider: str | None
+    region: str | None
+    zone: str | None
+    pool: str | None
+    sla: str | None
+    gpus: int
+    hourly_price: float
+    lifetime: Span | None  # the part of the period the target existed (None: not at all)
+    observed: tuple[Span, ...]  # known time (probe coverage, imported history, outages)
+    outages: tuple[tuple[str, Span, bool], ...]  # (series, span clipped to period, still open)
+    maintenance: tuple[Span, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class IncidentInput:
+    provider: str
+    source_id: str
+    title: str
+    impact: str
+    started_at: datetime | None
+    acknowledged_at: datetime | None
+    resolved_at: datetime | None
+    first_seen_at: datetime
+    regions: tuple[str, ...]
+    url: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReportInputs:
+    month: str
+    period: Span
+    now: datetime
+    targets: tuple[TargetInput, ...]
+    incidents: tuple[IncidentInput, ...]  # relevant, not maintenance, overlapping the period
+    provider_names: dict[str, str] = field(default_factory=dict)
+    provider_policies: dict[str, str | None] = field(default_factory=dict)
+    pools: dict[str, int] = field(default_factory=dict)  # pool name -> min_up
+
+
+def period_of(month: str, now: datetime) -> Span | None:
+    """The month up to ``now`` (a running month is reported so far); None for a future month."""
+    start, end = month_bounds(month)
+    end = min(end, now)
+    return Span(start, end) if end > start else None
+
+
+def gather(session: Session, month: str, now: datetime, config: Config) -> ReportInputs:
+    period = period_of(month, now)
+    if period is None:
+        from monitor.errors import SlamonError
+
+        raise SlamonError(f"{month} has not started yet")
+    rows = list(session.scalars(_targets_alive_in(period)))
+    ids = [t.id for t in rows]
+    observed = _observed(session, ids, period)
+    outages = _outages(session, ids, period)
+    maintenance = _maintenance(session, period)
+    targets = tuple(
+        _target(t, period, observed[t.id], outages[t.id], maintenance, config.maintenance)
+        for t in rows
+    )
+    providers = {p.slug: p for p in session.scalars(select(Provider))}
+    return ReportInputs(
+        month=month,
+        period=period,
+        now=now,
+        targets=targets,
+        incidents=_incidents(session, period),
+        provider_names={slug: p.name for slug, p in providers.items()},
+        provider_policies={slug: p.sla_policy for slug, p in providers.items()},
+        pools={p.name: p.min_up for p in config.pools},
+    )
+
+
+def _targets_alive_in(period: Span):  # type: ignore[no-untyped-def]
+    return (
+        select(Target)
+        .where(Target.created_at < period.end)
+        .where(or_(Target.retired_at.is_(None), Target.retired_at > period.start))
+        .order_by(Target.name)
+    )
+
+
+def _observed(session: Session, ids: list[int], period: Span) -> dict[int, list[Span]]:
+    spans: dict[int, list[Span]] = defaultdict(list)
+    query = select(ObservedWindow).where(
+        ObservedWindow.target_id.in_(ids),
+        ObservedWindow.start < period.end,
+        ObservedWindow.end > period.start,
+    )
+    for w in session.scalars(query):
+        spans[w.target_id].append(Span(max(w.start, period.start), min(w.end, period.end)))
+    return spans
+
+
+def _outages(
+    session: Session, ids: list[int], period: Span
+) -> dict[int, list[tuple[str, Span, bool]]]:
+    found: dict[int, list[tuple[str, Span, bool]]] = defaultdict(list)
+    query = select(Outage).where(
+        Outage.target_id.in_(ids),
+        Outage.start < period.end,
+        or_(Outage.end.is_(None), Outage.end > period.start),
+    )
+    for o in session.scalars(query.order_by(Outage.start)):
+        end = period.end if o.end is None else min(o.end, period.end)
+        start = max(o.start, period.start)
+        if end > start:
+            found[o.target_id].append(
+                (o.series, Span(start, end), o.end is None or o.end > period.end)
+            )
+    return found
+
+
+def _maintenance(session: Session, period: Span) -> list[MaintenanceWindow]:
+    query = select(MaintenanceWindow).where(
+        MaintenanceWindow.starts_at < period.end, MaintenanceWindow.ends_at > period.start
+    )
+    return list(session.scalars(query))
+
+
+def _target(
+    row: Target,
+    period: Span,
+    observed: list[Span],
+    outages: list[tuple[str, Span, bool]],
+    stored: list[MaintenanceWindow],
+    configured: list[MaintenanceConfig],
+) -> TargetInput:
+    start = max(period.start, row.created_at)
+    end = min(period.end, row.retired_at) if row.retired_at else period.end
+    lifetime = Span(start, end) if end > start else None
+    spans = [(m.starts_at, m.ends_at) for m in stored if _applies(m, row)]
+    spans += [(m.start, m.end) for m in configured if _applies_config(m, row)]
+    windows = [w for w in (_clipped(a, b, period) for a, b in spans) if w is not None]
+    known = observed  # outages count where we watched; an unwatched open outage is unknown
+    return TargetInput(
+        name=row.name,
+        provider=row.provider,
+        region=row.region,
+        zone=row.zone,
+        pool=row.pool,
+        sla=row.sla_policy,
+        gpus=row.gpus,
+        hourly_price=float(row.hourly_price or 0),
+        lifetime=lifetime,
+        observed=tuple(known),
+        outages=tuple(outages),
+        maintenance=tuple(windows),
+    )
+
+
+def _clipped(start: datetime, end: datetime, period: Span) -> Span | None:
+    start, end = max(start, period.start), min(end, period.end)
+    return Span(start, end) if end > start else None
+
+
+def _applies(window: MaintenanceWindow, row: Target) -> bool:
+    return _matches(window.targets, window.provider, window.region, window.pool, row)
+
+
+def _applies_config(window: MaintenanceConfig, row: Target) -> bool:
+    return _matches(window.targets, window.provider, window.region, window.pool, row)
+
+
+def _matches(
+    names: list[str], provider: str | None, region: str | None, pool: str | None, row: Target
+) -> bool:
+    if names:
+        return row.name in names
+    wanted = {"provider": provider, "region": region, "pool": pool}
+    given = {k: v for k, v in wanted.items() if v is not None}
+    return bool(given) and all(getattr(row, k) == v for k, v in given.items())
+
+
+def _incidents(session: Session, period: Span) -> tuple[IncidentInput, ...]:
+    query = (
+        select(Incident, Provider.slug)
+        .join(Provider)
+        .where(Incident.relevant.is_(True), Incident.is_maintenance.is_(False))
+        .where(Incident.started_at < period.end)
+        .where(or_(Incident.resolved_at.is_(None), Incident.resolved_at > period.start))
+        .where(and_(Incident.started_at.is_not(None)))
+        .order_by(Incident.started_at)
+    )
+    return tuple(
+        IncidentInput(
+            slug,
+            i.source_id,
+            i.title,
+            i.impact,
+            i.started_at,
+            i.acknowledged_at,
+            i.resolved_at,
+            i.first_seen_at,
+            tuple(i.regions or ()),
+            i.url,
+        )
+        for i, slug in session.execute(query)
+    )

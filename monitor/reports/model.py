@@ -1,0 +1,114 @@
+"""The monthly report as data: one model, four renderers (HTML, PDF, CSV, JSON).
+
+Numbers are plain floats/ints and times aware UTC datetimes; ``None`` means "not known" (a
+target with no data has ``uptime_pct = None``, never 100).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class OutageRow:
+    """One outage as evidence: when, how long, what the policy counted, and why."""
+
+    start: datetime
+    end: datetime | None  # None: still open at report time (counted up to the report's end)
+    duration_s: float
+    sla_counted_s: float
+    cause: str  # provider_wide | regional | single_instance | gpu_hardware | vantage | unknown
+    series: str = "reachable"
+    excluded_by_maintenance_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class TargetReport:
+    name: str
+    provider: str | None
+    region: str | None
+    zone: str | None
+    pool: str | None
+    sla: str | None
+    gpus: int
+    hourly_price: float
+    observed_s: float  # the part of the month the target existed and we watched it
+    unknown_s: float  # existed, but we did not know (no data, our monitor down)
+    downtime_s: float  # observed ledger: our probes, reachable series
+    sla_downtime_s: float  # what the target's SLA policy counts
+    usable_downtime_s: float  # training's ledger: reachable and all GPUs healthy
+    uptime_pct: float | None  # as the policy counts it; None without data
+    target_pct: float | None
+    credit_pct: float
+    gpu_hours_lost: float
+    cost_lost: float
+    outages: tuple[OutageRow, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class IncidentRow:
+    """A provider incident that touched the user's regions/components."""
+
+    provider: str
+    source_id: str
+    title: str
+    impact: str
+    started_at: datetime | None
+    resolved_at: datetime | None
+    regions: tuple[str, ...]
+    tta_s: float | None
+    ttr_s: float | None
+    status_page_lag_s: float | None
+    url: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderReport:
+    slug: str
+    name: str
+    sla: str | None
+    target_pct: float | None
+    uptime_pct: float | None  # SLA-eligible uptime at the policy's scope
+    credit_pct: float
+    credit_amount: float  # credit_pct of the month's spend on this provider's targets
+    claim_deadline: datetime | None
+    observed_downtime_s: float  # ledger 1: our probes
+    acknowledged_downtime_s: float  # ledger 2: the provider's own incidents for our regions
+    sla_downtime_s: float  # ledger 3: what the policy counts
+    unknown_s: float
+    incidents: int
+    tta_median_s: float | None
+    ttr_median_s: float | None
+    ttr_p90_s: float | None
+    status_page_lag_median_s: float | None
+    spend: float
+    gpu_hours: float
+    gpu_hours_lost: float
+    effective_price_per_gpu_hour: float | None  # spend / available GPU-hours
+    rank: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PoolReport:
+    name: str
+    members: int
+    min_up: int
+    availability_pct: float | None  # share of time at least min_up members were up
+    unknown_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class MonthlyReport:
+    month: str  # YYYY-MM
+    period_start: datetime
+    period_end: datetime  # exclusive; the report's "now" when the month is still running
+    generated_at: datetime
+    policy: dict[str, Any]  # the accounting policy: every setting the numbers depend on
+    policy_hash: str
+    providers: tuple[ProviderReport, ...] = ()
+    targets: tuple[TargetReport, ...] = ()
+    pools: tuple[PoolReport, ...] = ()
+    incidents: tuple[IncidentRow, ...] = ()
+    notes: tuple[str, ...] = field(default=())  # e.g. "no probe data at all this month"

@@ -1,0 +1,468 @@
+"""The report's tables as text, once, for the two renderers people read (HTML and PDF).
+
+Each function turns part of a :class:`MonthlyReport` into a :class:`Table` of display strings, so
+the HTML page and the PDF show the same rows with the same wording. Numbers for people are
+formatted here; exact numbers live in the JSON and CSV renderers.
+
+Percentages of uptime are truncated, never rounded up: 99.99999 % shows as ``99.999%``, so a
+report never claims 100 % for a month that had downtime.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import ROUND_DOWN, Decimal
+from typing import Any
+from urllib.parse import urlsplit
+
+from monitor.reports.model import (
+    IncidentRow,
+    MonthlyReport,
+    PoolReport,
+    ProviderReport,
+    TargetReport,
+)
+
+NONE = "—"
+NO_DATA = "no data"
+OPEN = "open"
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A cell that links out (only ever an http/https URL; see :func:`link`)."""
+
+    text: str
+    href: str
+
+
+Cell = str | Link
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    title: str
+    numeric: bool = False  # right-aligned
+    width: float = 1.0  # relative width in the PDF
+    wrap: bool = False  # long free text: the HTML page wraps it (other cells stay on one line)
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """Rows of display cells; ``flags[i]`` marks row i as ``bad``, ``muted`` or ``""``."""
+
+    key: str
+    title: str
+    columns: tuple[Column, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    flags: tuple[str, ...] = ()
+    caption: str = ""
+    empty: str = "None."
+
+
+# --- formatting -------------------------------------------------------------------------------
+
+
+def pct(value: float | None, places: int = 3, missing: str = NO_DATA) -> str:
+    """Uptime-style percentage, truncated to ``places`` decimals (``99.999%``)."""
+    if value is None:
+        return missing
+    step = Decimal(1).scaleb(-places)
+    return f"{Decimal(repr(value)).quantize(step, rounding=ROUND_DOWN)}%"
+
+
+def number(value: float | None) -> str:
+    """A setting as written (``99.99``, ``10``), for targets and credit percentages."""
+    if value is None:
+        return NONE
+    text = repr(float(value))
+    return text.removesuffix(".0")
+
+
+def duration(seconds: float | None) -> str:
+    """``42.5s``, ``3m 04s``, ``2h 03m 04s``, ``1d 02h 03m 04s``."""
+    if seconds is None:
+        return NONE
+    if round(seconds, 3) < 60:
+        return f"{seconds:.3f}".rstrip("0").rstrip(".") + "s"
+    rest = round(seconds)
+    days, rest = divmod(rest, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d {hours:02d}h {minutes:02d}m {secs:02d}s"
+    if hours:
+        return f"{hours}h {minutes:02d}m {secs:02d}s"
+    return f"{minutes}m {secs:02d}s"
+
+
+def when(value: datetime | None, missing: str = NONE) -> str:
+    """Exact UTC time: ``2025-06-03 14:02:07`` (fractional seconds kept when present)."""
+    if value is None:
+        return missing
+    text = value.astimezone(UTC).replace(tzinfo=None).isoformat(" ")
+    return text.rstrip("0") if "." in text else text
+
+
+def money(value: float | None) -> str:
+    """``1,234.57``; the currency is named once, in the column title (see :func:`in_currency`)."""
+    return NONE if value is None else f"{value:,.2f}"
+
+
+def hours(value: float | None) -> str:
+    return NONE if value is None else f"{value:,.2f}"
+
+
+def link(text: str, url: str | None) -> Cell:
+    """A link only for http(s) URLs; anything else (``javascript:``…) stays plain text."""
+    if url and urlsplit(url).scheme in ("http", "https"):
+        return Link(text, url)
+    return text
+
+
+def in_currency(title: str, report: MonthlyReport) -> str:
+    """``Money lost (USD)`` when the accounting policy names its ``currency``."""
+    value = report.policy.get("currency")
+    return f"{title} ({value})" if isinstance(value, str) and value else title
+
+
+# --- ordering and status ----------------------------------------------------------------------
+
+
+def ranked(providers: Iterable[ProviderReport]) -> list[ProviderReport]:
+    """Scorecard order: the engine's rank, then higher uptime, then slug; no data last."""
+
+    def key(p: ProviderReport) -> tuple[bool, int, bool, float, str]:
+        return (p.rank is None, p.rank or 0, p.uptime_pct is None, -(p.uptime_pct or 0.0), p.slug)
+
+    return sorted(providers, key=key)
+
+
+def status(uptime: float | None, target: float | None) -> tuple[str, str]:
+    """(text, flag): ``no data``/muted, ``BREACH``/bad, ``met`` or ``no target``."""
+    if uptime is None:
+        return NO_DATA, "muted"
+    if target is None:
+        return "no target", ""
+    return ("met", "") if uptime >= target else ("BREACH", "bad")
+
+
+# --- the tables -------------------------------------------------------------------------------
+
+
+def summary(report: MonthlyReport) -> list[tuple[str, str]]:
+    """Headline figures: (label, value) pairs."""
+    breaches = sum(status(t.uptime_pct, t.target_pct)[1] == "bad" for t in report.targets)
+    open_outages = sum(o.end is None for t in report.targets for o in t.outages)
+    return [
+        (in_currency("Credit owed", report), money(sum(p.credit_amount for p in report.providers))),
+        ("GPU-hours lost", hours(sum(t.gpu_hours_lost for t in report.targets))),
+        (in_currency("Money lost", report), money(sum(t.cost_lost for t in report.targets))),
+        ("Targets below SLA", f"{breaches} of {len(report.targets)}"),
+        ("Targets without data", str(sum(t.uptime_pct is None for t in report.targets))),
+        ("Outages", f"{sum(len(t.outages) for t in report.targets)} ({open_outages} open)"),
+    ]
+
+
+def scorecard(report: MonthlyReport) -> Table:
+    rows, flags = [], []
+    for i, p in enumerate(ranked(report.providers), start=1):
+        text, flag = status(p.uptime_pct, p.target_pct)
+        rows.append(
+            (
+                str(p.rank if p.rank is not None else i),
+                p.name or p.slug,
+                pct(p.uptime_pct),
+                number(p.target_pct),
+                text,
+                duration(p.tta_median_s),
+                duration(p.ttr_median_s),
+                duration(p.status_page_lag_median_s),
+                str(p.incidents),
+                money(p.effective_price_per_gpu_hour),
+            )
+        )
+        flags.append(flag)
+    cols = [
+        Column("Rank", True, 0.5),
+        Column("Provider", width=1.6),
+        Column("Uptime", True),
+        Column("Target %", True, 0.8),
+        Column("SLA", width=0.8),
+        Column("TTA median", True),
+        Column("TTR median", True),
+        Column("Status-page lag", True),
+        Column("Incidents", True, 0.8),
+        Column(in_currency("Price / available GPU-h", report), True, 1.3),
+    ]
+    caption = (
+        "Ranked on measured SLA-eligible availability, then incident response and effective "
+        "price per available GPU-hour (spend / GPU-hours the instances were up)."
+    )
+    return _table("scorecard", "Provider scorecard", cols, rows, flags, caption)
+
+
+def provider_sla(report: MonthlyReport) -> Table:
+    rows, flags = [], []
+    for p in ranked(report.providers):
+        rows.append(
+            (
+                p.name or p.slug,
+                p.sla or NONE,
+                pct(p.uptime_pct),
+                number(p.target_pct),
+                number(p.credit_pct) + "%",
+                money(p.credit_amount),
+                when(p.claim_deadline),
+                duration(p.observed_downtime_s),
+                duration(p.acknowledged_downtime_s),
+                duration(p.sla_downtime_s),
+                duration(p.unknown_s),
+            )
+        )
+        flags.append(status(p.uptime_pct, p.target_pct)[1])
+    cols = [
+        Column("Provider", width=1.4),
+        Column("SLA policy", width=1.6),
+        Column("Uptime", True),
+        Column("Target %", True, 0.8),
+        Column("Credit", True, 0.7),
+        Column(in_currency("Credit owed", report), True),
+        Column("Claim by (UTC)", width=1.4),
+        Column("Observed downtime", True),
+        Column("Acknowledged downtime", True),
+        Column("SLA-eligible downtime", True),
+        Column("Unknown time", True),
+    ]
+    caption = (
+        "Three ledgers: observed (our probes), acknowledged (the provider's own incidents for "
+        "your regions) and SLA-eligible (what the policy counts). Unknown time is never counted "
+        "as up."
+    )
+    return _table("sla", "SLA per provider", cols, rows, flags, caption)
+
+
+def training_impact(report: MonthlyReport) -> Table:
+    lost: dict[str, float] = {}
+    for t in report.targets:
+        lost[t.provider or ""] = lost.get(t.provider or "", 0.0) + t.cost_lost
+    rows: list[tuple[Cell, ...]] = [
+        (
+            p.name or p.slug,
+            money(p.spend),
+            hours(p.gpu_hours),
+            hours(p.gpu_hours_lost),
+            money(lost.get(p.slug, 0.0)),
+            money(p.effective_price_per_gpu_hour),
+        )
+        for p in ranked(report.providers)
+    ]
+    cols = [
+        Column("Provider", width=1.6),
+        Column(in_currency("Spend", report), True),
+        Column("GPU-hours", True),
+        Column("GPU-hours lost", True),
+        Column(in_currency("Money lost", report), True),
+        Column(in_currency("Price / available GPU-h", report), True),
+    ]
+    caption = "GPU-hours lost = outage duration × GPUs; money lost = GPU-hours lost × price."
+    return _table("impact", "Training impact", cols, rows, (), caption)
+
+
+def targets(report: MonthlyReport) -> Table:
+    rows, flags = [], []
+    for t in report.targets:
+        text, flag = status(t.uptime_pct, t.target_pct)
+        rows.append(_target_row(t, text))
+        flags.append(flag)
+    cols = [
+        # widths in points of the PDF's landscape A4 (774 pt): the common values fit unwrapped
+        Column("Target", width=90),
+        Column("Provider", width=46),
+        Column("Region / zone", width=76),
+        Column("Pool", width=50),
+        Column("SLA policy", width=80),
+        Column("GPUs", True, 27),
+        Column("Uptime", True, 40),
+        Column("Target %", True, 34),
+        Column("SLA", width=36),
+        Column("Downtime", True, 44),
+        Column("SLA downtime", True, 44),
+        Column("Unusable", True, 44),
+        Column("Unknown", True, 62),
+        Column("Credit", True, 29),
+        Column("GPU-h lost", True, 36),
+        Column(in_currency("Money lost", report), True, 44),
+    ]
+    caption = (
+        "Downtime: observed by our probes. SLA downtime: what the target's policy counts. "
+        "Unusable: training's ledger (unreachable or a GPU unhealthy)."
+    )
+    return _table("targets", "Targets", cols, rows, flags, caption)
+
+
+def _target_row(t: TargetReport, status_text: str) -> tuple[Cell, ...]:
+    where = " / ".join(x for x in (t.region, t.zone) if x) or NONE
+    return (
+        t.name,
+        t.provider or NONE,
+        where,
+        t.pool or NONE,
+        t.sla or NONE,
+        str(t.gpus),
+        pct(t.uptime_pct),
+        number(t.target_pct),
+        status_text,
+        duration(t.downtime_s),
+        duration(t.sla_downtime_s),
+        duration(t.usable_downtime_s),
+        duration(t.unknown_s),
+        number(t.credit_pct) + "%",
+        hours(t.gpu_hours_lost),
+        money(t.cost_lost),
+    )
+
+
+def outages(report: MonthlyReport) -> Table:
+    rows, flags = [], []
+    for t in report.targets:
+        for o in t.outages:
+            rows.append(
+                (
+                    t.name,
+                    when(o.start),
+                    when(o.end, OPEN),
+                    duration(o.duration_s),
+                    duration(o.sla_counted_s),
+                    duration(o.excluded_by_maintenance_s),
+                    o.cause,
+                    o.series,
+                )
+            )
+            flags.append("bad" if o.end is None else "")
+    cols = [
+        Column("Target", width=1.8),
+        Column("Start (UTC)", width=1.5),
+        Column("End (UTC)", width=1.5),
+        Column("Duration", True),
+        Column("SLA counts", True),
+        Column("Maintenance", True),
+        Column("Cause", width=1.1),
+        Column("Series", width=0.9),
+    ]
+    caption = (
+        "The evidence for a claim: every outage, exact to the probe that confirmed it. An open "
+        "outage is counted up to the end of the report period."
+    )
+    return _table("outages", "Outages", cols, rows, flags, caption, empty="No outages.")
+
+
+def pools(report: MonthlyReport) -> Table:
+    rows = [_pool_row(p) for p in report.pools]
+    flags = ["muted" if p.availability_pct is None else "" for p in report.pools]
+    cols = [
+        Column("Pool", width=2.0),
+        Column("Members", True),
+        Column("Needs up", True),
+        Column("Availability", True),
+        Column("Unknown time", True),
+    ]
+    caption = "Availability: share of the time at least the needed number of members were up."
+    return _table("pools", "Pools", cols, rows, flags, caption, empty="No pools.")
+
+
+def _pool_row(p: PoolReport) -> tuple[Cell, ...]:
+    return (
+        p.name,
+        str(p.members),
+        f"{p.min_up} of {p.members}",
+        pct(p.availability_pct),
+        duration(p.unknown_s),
+    )
+
+
+def incidents(report: MonthlyReport) -> Table:
+    rows = [_incident_row(i) for i in report.incidents]
+    flags = ["bad" if i.resolved_at is None else "" for i in report.incidents]
+    cols = [
+        Column("Provider", width=0.8),
+        Column("Incident", width=2.6, wrap=True),
+        Column("Impact", width=0.7),
+        Column("Regions", width=1.1),
+        Column("Started (UTC)", width=1.4),
+        Column("Resolved (UTC)", width=1.4),
+        Column("TTA", True, 0.8),
+        Column("TTR", True, 0.8),
+        Column("Status-page lag", True, 0.9),
+    ]
+    caption = (
+        "Provider incidents that touched your regions. TTA/TTR from the incident's start; "
+        "status-page lag from our own first detection to the provider's first update."
+    )
+    return _table("incidents", "Provider incidents", cols, rows, flags, caption, "No incidents.")
+
+
+def _incident_row(i: IncidentRow) -> tuple[Cell, ...]:
+    return (
+        i.provider,
+        link(i.title or i.source_id, i.url),
+        i.impact,
+        ", ".join(i.regions) or NONE,
+        when(i.started_at),
+        when(i.resolved_at, OPEN),
+        duration(i.tta_s),
+        duration(i.ttr_s),
+        duration(i.status_page_lag_s),
+    )
+
+
+def policy(report: MonthlyReport) -> Table:
+    rows = [(key, value) for key, value in flatten(report.policy)]
+    cols = [Column("Setting", width=1.0), Column("Value", width=3.0, wrap=True)]
+    caption = f"Every setting the numbers depend on. Policy hash: {report.policy_hash}"
+    return _table("policy", "Accounting policy", cols, rows, (), caption, "No settings.")
+
+
+def flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
+    """Nested settings as ``(dotted.key, text)`` pairs; lists of scalars on one line."""
+    if isinstance(value, dict) and value:
+        pairs: list[tuple[str, str]] = []
+        for k, v in value.items():
+            pairs.extend(flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return pairs
+    if isinstance(value, list | tuple) and any(isinstance(v, dict) for v in value):
+        return [p for i, v in enumerate(value) for p in flatten(v, f"{prefix}[{i}]")]
+    return [(prefix, _setting(value))]
+
+
+def _setting(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=str)
+
+
+def all_tables(report: MonthlyReport) -> list[Table]:
+    """Every table in reading order (charts go beside scorecard and outages)."""
+    return [
+        scorecard(report),
+        provider_sla(report),
+        training_impact(report),
+        targets(report),
+        outages(report),
+        pools(report),
+        incidents(report),
+        policy(report),
+    ]
+
+
+def _table(
+    key: str,
+    title: str,
+    columns: Sequence[Column],
+    rows: Sequence[tuple[Cell, ...]],
+    flags: Sequence[str],
+    caption: str,
+    empty: str = "None.",
+) -> Table:
+    return Table(key, title, tuple(columns), tuple(rows), tuple(flags), caption, empty)

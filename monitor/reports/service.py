@@ -1,0 +1,70 @@
+"""Building, rendering and keeping monthly reports: what the CLI, the API and the beat task call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy.orm import Session
+
+from monitor.config import Config
+from monitor.db.dialect import upsert
+from monitor.db.models import Report
+from monitor.reports.assemble import assemble
+from monitor.reports.inputs import gather
+from monitor.reports.model import MonthlyReport
+from monitor.sla.policy import BUILTIN_POLICIES, SlaPolicy, policy_from_config
+
+FORMATS = ("html", "pdf", "csv", "json")
+
+
+def previous_month(now: datetime) -> str:
+    """``YYYY-MM`` of the month before ``now``'s (UTC)."""
+    year, month = (now.year, now.month - 1) if now.month > 1 else (now.year - 1, 12)
+    return f"{year:04d}-{month:02d}"
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    report: MonthlyReport
+    format: str
+    content: bytes
+    content_type: str
+
+
+def policies_for(config: Config) -> dict[str, SlaPolicy]:
+    """The built-in SLA policies plus the user's own (which may override a built-in name)."""
+    return {**BUILTIN_POLICIES, **{p["name"]: policy_from_config(p) for p in config.sla_policies}}
+
+
+def build_monthly(session: Session, month: str, now: datetime, config: Config) -> MonthlyReport:
+    return assemble(gather(session, month, now, config), policies_for(config), now)
+
+
+def render(report: MonthlyReport, fmt: str) -> Rendered:
+    from monitor.reports.render_formats import RENDERERS
+
+    renderer = RENDERERS[fmt]
+    return Rendered(report, fmt, renderer.render(report), renderer.content_type)
+
+
+def keep(session: Session, rendered: Rendered) -> None:
+    """Store the rendered report; the same month, format and policy hash replaces the old one."""
+    row = {
+        "month": rendered.report.month,
+        "format": rendered.format,
+        "generated_at": rendered.report.generated_at,
+        "policy_hash": rendered.report.policy_hash,
+        "content": rendered.content,
+        "summary": {
+            p.slug: {"uptime_pct": p.uptime_pct, "credit_pct": p.credit_pct}
+            for p in rendered.report.providers
+        },
+    }
+    upsert(
+        session,
+        Report,
+        row,
+        ["month", "format", "policy_hash"],
+        ["generated_at", "content", "summary"],
+    )
