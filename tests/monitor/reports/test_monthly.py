@@ -182,7 +182,9 @@ def test_the_accounting_policy_is_recorded_and_hashed_reproducibly(session: Sess
     assert other.policy_hash != first.policy_hash
 
 
-def test_an_open_outage_nobody_watched_since_is_unknown_after_the_last_probe(session: Session) -> None:
+def test_an_open_outage_nobody_watched_since_is_unknown_after_the_last_probe(
+    session: Session,
+) -> None:
     t = add(session, "gpu-0", observed=(NOV, NOV + timedelta(days=2)))
     down(session, t, NOV + timedelta(days=1), None)  # slamon stopped a day later
     r = row(report(session, now=NOV + timedelta(days=10)), "gpu-0")
