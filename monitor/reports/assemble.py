@@ -9,12 +9,13 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
+from functools import lru_cache
 from statistics import median
 from typing import Any
 
 from monitor.feeds.response import percentile
 from monitor.feeds.stats import month_bounds
-from monitor.reports.causes import IncidentFact, OutageFact, classify
+from monitor.reports.causes import EventIndex, IncidentFact, OutageFact, classify
 from monitor.reports.inputs import IncidentInput, ReportInputs, TargetInput
 from monitor.reports.model import (
     IncidentRow,
@@ -44,7 +45,7 @@ def assemble(
 ) -> MonthlyReport:
     alive = [t for t in inputs.targets if t.lifetime is not None]
     region_spans = _region_downtime(alive, policies)
-    facts = _outage_facts(alive)
+    facts = EventIndex(_outage_facts(alive))
     incidents = [_incident_fact(i, inputs.period.end) for i in inputs.incidents]
     providers = {t.provider for t in alive}
     targets = [
@@ -73,12 +74,14 @@ def assemble(
 # --------------------------------------------------------------------------- targets
 
 
+@lru_cache(maxsize=8192)  # each is asked for several times per target and report
 def _spans(target: TargetInput, series: str) -> list[Span]:
     """The series' outages, where we were watching: an open outage nobody probed since is
     unknown time after its last probe, not downtime."""
     return intersect(merge([span for s, span, _ in target.outages if s == series]), _known(target))
 
 
+@lru_cache(maxsize=8192)
 def _known(target: TargetInput) -> list[Span]:
     if target.lifetime is None:
         return []
@@ -93,7 +96,7 @@ def _target_report(
     target: TargetInput,
     policy: SlaPolicy | None,
     region_spans: Mapping[tuple[str | None, str | None], list[Span]],
-    facts: Sequence[OutageFact],
+    facts: EventIndex,
     incidents: Sequence[IncidentFact],
     watched: int,
     providers: int,
@@ -181,48 +184,39 @@ def _outage_facts(targets: Sequence[TargetInput]) -> list[OutageFact]:
 def _evidence(
     target: TargetInput,
     policy: SlaPolicy | None,
-    facts: Sequence[OutageFact],
+    facts: EventIndex,
     incidents: Sequence[IncidentFact],
     watched: int,
     providers: int,
 ) -> list[OutageRow]:
+    """Each outage as a claim would cite it, counted only where we were watching."""
     reach, known = _spans(target, "reachable"), _known(target)
     rows = []
     for series, raw, is_open in target.outages:
-        watched = intersect([raw], known)
-        if not watched:
+        seen = intersect([raw], known)
+        if not seen:
             continue  # entirely in time we did not watch: unknown, not evidence
-        span = Span(watched[0].start, watched[-1].end)
-        covered = series == "usable" and any(
-            r.start <= span.start and span.end <= r.end for r in reach
-        )
-        if covered:
+        span = Span(seen[0].start, seen[-1].end)
+        if series == "usable" and any(r.start <= span.start and span.end <= r.end for r in reach):
             continue  # the usable copy of a reachable outage adds nothing
         fact = OutageFact(
             target.name, target.provider, target.region, target.zone, series, span.start, span.end
         )
-        outside = subtract([span], list(target.maintenance))
+        outside = subtract(seen, list(target.maintenance))
         counted = (
-            sla_downtime([span], list(target.maintenance), span, policy)
-            if policy
-            else total(outside)
+            sla_downtime(seen, list(target.maintenance), span, policy) if policy else total(outside)
         )
+        reachable_down = series == "usable" and _overlaps_any(span, reach)
+        cause = classify(fact, facts.around(fact), incidents, watched, providers, reachable_down)
         rows.append(
             OutageRow(
                 start=span.start,
                 end=None if is_open else span.end,
-                duration_s=_seconds([span]),
+                duration_s=_seconds(seen),
                 sla_counted_s=counted.total_seconds(),
-                cause=classify(
-                    fact,
-                    facts,
-                    incidents,
-                    watched,
-                    providers,
-                    bool(reach) and series == "usable" and _overlaps_any(span, reach),
-                ),
+                cause=cause,
                 series=series,
-                excluded_by_maintenance_s=_seconds([span]) - _seconds(outside),
+                excluded_by_maintenance_s=_seconds(seen) - _seconds(outside),
             )
         )
     return rows

@@ -71,6 +71,24 @@ def classify(
     return "single_instance"
 
 
+class EventIndex:
+    """Outages bucketed by start minute, so finding what failed together is not quadratic."""
+
+    def __init__(self, facts: Sequence[OutageFact]) -> None:
+        self.buckets: dict[int, list[OutageFact]] = {}
+        for fact in facts:
+            self.buckets.setdefault(_minute(fact.start), []).append(fact)
+
+    def around(self, outage: OutageFact) -> list[OutageFact]:
+        """Outages that may have started within ``SIMULTANEOUS`` of ``outage``."""
+        minute = _minute(outage.start)
+        return [f for m in (minute - 1, minute, minute + 1) for f in self.buckets.get(m, ())]
+
+
+def _minute(at: datetime) -> int:
+    return int(at.timestamp() // 60)
+
+
 def _same_event(a: OutageFact, b: OutageFact) -> bool:
     return abs(a.start - b.start) <= SIMULTANEOUS
 

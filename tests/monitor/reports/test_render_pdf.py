@@ -104,3 +104,13 @@ def test_a_thousand_targets_paginate_with_the_header_on_every_page(
     text = "\n".join(pages)
     assert all(t.name in text for t in big.targets)
     assert f"page {len(pages)}" in pages[-1]
+
+
+@needs_poppler
+def test_an_empty_month_renders_and_says_why(report: MonthlyReport, tmp_path: Path) -> None:
+    empty = replace(
+        report, providers=(), targets=(), pools=(), incidents=(), notes=("no probe data at all",)
+    )
+    text = "\n".join(pdf_text(empty, tmp_path))
+    assert "no probe data at all" in text
+    assert "No outages." in text
