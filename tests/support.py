@@ -135,3 +135,43 @@ class FeedServer:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class WebhookReceiver:
+    """A real webhook receiver on loopback: records every POST; answers ``status`` (the test
+    flips it to simulate an outage); ``accepted`` holds the Idempotency-Keys it took (2xx)."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        self.status = 200
+        self.requests: list[tuple[dict[str, str], bytes]] = []
+        self.accepted: list[str] = []
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                owner.requests.append((headers, body))
+                status = owner.status
+                if 200 <= status < 300:
+                    owner.accepted.append(headers.get("idempotency-key", ""))
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

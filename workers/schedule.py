@@ -24,6 +24,8 @@ def build_beat_schedule(config: Config) -> dict[str, dict[str, Any]]:
         "targets-sync": _entry("slamon.targets.sync", schedule.tick, "default"),
         "probes-dispatch": _entry("slamon.probes.dispatch", schedule.dispatch, "default"),
         "probes-rollup": _entry("slamon.probes.rollup", schedule.rollup, "default"),
+        "alerts-evaluate": _entry("slamon.alerts.evaluate", schedule.alerts, "default"),
+        "alerts-deliver": _entry("slamon.alerts.deliver", schedule.deliveries, "deliveries"),
         "reports-monthly": {
             "task": "slamon.reports.monthly",
             "schedule": crontab(minute=0, hour=2, day_of_month=1),  # after the month has closed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from workers.app import app
@@ -85,11 +86,26 @@ def run_probe_shard(self: Any, target_ids: list[int]) -> int:
     rt = runtime()
     try:
         report = probe_round(
-            rt.sessions, target_ids, rt.settings.vantage, rt.config.probes, shared_loop()
+            rt.sessions,
+            target_ids,
+            rt.settings.vantage,
+            rt.config.probes,
+            shared_loop(),
+            on_transitions=alert_on(rt.config),
         )
     except OperationalError as exc:
         raise self.retry(exc=exc, countdown=1 + self.request.retries) from None
+    if report.transitions:
+        deliver_alerts.delay()  # the fast path; the periodic sweep catches anything missed
     return len(report.results)
+
+
+def alert_on(config: Any) -> Any:
+    """The hook that turns confirmed transitions into alerts inside the round's transaction."""
+    from monitor.alerts.service import on_transitions
+    from monitor.db.base import utcnow
+
+    return lambda session, transitions: on_transitions(session, transitions, config, utcnow())
 
 
 @app.task(name="slamon.probes.judge_heartbeats")
@@ -148,3 +164,27 @@ def build_last_month_report(month: str | None = None) -> str:
         for fmt in FORMATS:
             keep(session, render(report, fmt))
     return month
+
+
+@app.task(name="slamon.alerts.evaluate")
+def evaluate_alerts() -> int:
+    """Provider incidents and feed health into alerts (probe alerts come with the probe rounds)."""
+    from monitor.alerts.service import evaluate
+    from monitor.db.base import utcnow
+
+    rt = runtime()
+    with rt.transaction() as session:
+        applied = evaluate(session, rt.config, utcnow())
+    if applied.deliveries:
+        deliver_alerts.delay()
+    return applied.changed
+
+
+@app.task(name="slamon.alerts.deliver")
+def deliver_alerts() -> int:
+    """Send what the outbox holds that is due; failures wait their backoff for the next sweep."""
+    from monitor.alerts.delivery import deliver_due
+
+    rt = runtime()
+    run = deliver_due(rt.sessions, rt.http, rt.config, f"{rt.settings.vantage}:{os.getpid()}")
+    return run.delivered

@@ -36,7 +36,15 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from monitor.cli import config_cmd, feeds_cmd, probe_cmd, report_cmd, serve, token_cmd
+    from monitor.cli import (
+        alerts_cmd,
+        config_cmd,
+        feeds_cmd,
+        probe_cmd,
+        report_cmd,
+        serve,
+        token_cmd,
+    )
 
     groups = (
         config_cmd.config,
@@ -44,6 +52,7 @@ def _register() -> None:
         probe_cmd.probe,
         token_cmd.token,
         report_cmd.report,
+        alerts_cmd.alerts,
         report_cmd.import_,
     )
     for command in (*serve.COMMANDS, *groups):

@@ -160,10 +160,13 @@ class MaintenanceConfig(Strict):
 
 
 class ChannelConfig(Strict):
+    """A notification channel. Webhook URLs are secrets too (Slack, Discord, Teams): neither the
+    url nor the secret appears in a repr, a log line or an error."""
+
     name: str
     kind: ChannelKind
-    url: str
-    secret: str | None = None
+    url: str = Field(repr=False)
+    secret: str | None = Field(default=None, repr=False)
 
     @field_validator("url")
     @classmethod
@@ -205,6 +208,17 @@ class ProbesConfig(Strict):
         return value
 
 
+class AlertsConfig(Strict):
+    """Noise control and delivery: re-notify interval, grouping, how long to keep retrying."""
+
+    renotify: Interval = 4 * 3600.0
+    group_by_incident: bool = True
+    max_delivery_age: Interval = 24 * 3600.0
+    retry_base: Interval = 5.0
+    retry_max: Interval = 600.0
+    feed_stale_after: Interval = 30 * 60.0
+
+
 class ScheduleConfig(Strict):
     """How often the periodic tasks run (beat is built from this)."""
 
@@ -213,6 +227,8 @@ class ScheduleConfig(Strict):
     dispatch: Interval = 1.0
     heartbeats: Interval = 5.0
     rollup: Interval = 60.0
+    alerts: Interval = 30.0
+    deliveries: Interval = 5.0
     retention: Interval = 3600.0
 
 
@@ -228,6 +244,7 @@ class Config(Strict):
     silences: list[SilenceConfig] = []
     sla_policies: list[dict[str, Any]] = []
     probes: ProbesConfig = ProbesConfig()
+    alerts: AlertsConfig = AlertsConfig()
     schedule: ScheduleConfig = ScheduleConfig()
 
     def target(self, name: str) -> TargetConfig | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -62,25 +62,33 @@ def shards(ids: Sequence[int], size: int) -> list[list[int]]:
     return [list(ids[i : i + size]) for i in range(0, len(ids), size)]
 
 
+OnTransitions = Callable[[Session, Sequence[TargetTransition]], object]
+
+
 def probe_round(
     sessions: sessionmaker[Session],
     target_ids: Sequence[int],
     vantage: str,
     probes: ProbesConfig,
     loop: ProbeLoop | None = None,
+    on_transitions: OnTransitions | None = None,
 ) -> RoundReport:
     """Probe a shard from ``vantage``, store every result, and re-probe unconfirmed streaks after
     ``probes.retry_interval`` until they are confirmed either way.
 
     With ``loop`` (a worker's long-lived probe loop) its client and kept-alive connections are
-    reused; without, a client lives for this round only.
+    reused; without, a client lives for this round only. ``on_transitions`` runs inside the
+    transaction that stores the results (alerts commit with what caused them).
     """
+    ids = list(target_ids)
     if loop is not None:
-        return loop.call(lambda client: _round(sessions, list(target_ids), vantage, probes, client))
+        return loop.call(
+            lambda client: _round(sessions, ids, vantage, probes, client, on_transitions)
+        )
 
     async def once() -> RoundReport:
         async with probe_client(probes.concurrency) as client:
-            return await _round(sessions, list(target_ids), vantage, probes, client)
+            return await _round(sessions, ids, vantage, probes, client, on_transitions)
 
     return asyncio.run(once())
 
@@ -91,6 +99,7 @@ async def _round(
     vantage: str,
     probes: ProbesConfig,
     client: httpx.AsyncClient,
+    on_transitions: OnTransitions | None = None,
 ) -> RoundReport:
     latest: dict[int, ProbeResult] = {}
     states: dict[int, str] = {}
@@ -102,7 +111,7 @@ async def _round(
         results = await probe_many(pending, client, probes.concurrency)
         if probes.canary and not await _canary_ok(probes, client):
             results = [_unknown(r) for r in results]
-        outcome = await asyncio.to_thread(_record, sessions, vantage, results)
+        outcome = await asyncio.to_thread(_record, sessions, vantage, results, on_transitions)
         latest.update((r.target_id, r) for r in results)
         states.update(outcome.states)
         transitions.extend(outcome.transitions)
@@ -121,10 +130,16 @@ def _load(sessions: sessionmaker[Session], ids: list[int], vantage: str) -> list
 
 
 def _record(
-    sessions: sessionmaker[Session], vantage: str, results: list[ProbeResult]
+    sessions: sessionmaker[Session],
+    vantage: str,
+    results: list[ProbeResult],
+    on_transitions: OnTransitions | None,
 ) -> RoundOutcome:
     with sessions() as session, session.begin():
-        return record_round(session, vantage, results, now=utcnow())
+        outcome = record_round(session, vantage, results, now=utcnow())
+        if on_transitions is not None and outcome.transitions:
+            on_transitions(session, outcome.transitions)
+        return outcome
 
 
 async def _canary_ok(probes: ProbesConfig, client: httpx.AsyncClient) -> bool:

@@ -1,0 +1,1 @@
+"""Alerting: rules, routing, and delivery to notification channels."""

@@ -1,0 +1,106 @@
+"""What the channels are given and what they return: an alert message in, a built request out, and
+the outcome of sending it. Plain values; no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, get_args
+
+from monitor.alerts.channels.redact import redact_url
+
+Severity = Literal["critical", "warning", "info"]
+Event = Literal["firing", "resolved"]
+
+SEVERITIES: tuple[str, ...] = get_args(Severity)
+EVENTS: tuple[str, ...] = get_args(Event)
+
+
+@dataclass(frozen=True, slots=True)
+class AlertMessage:
+    """One notification about one alert, the same for every channel.
+
+    ``labels`` name what is affected (``provider``, ``region``, ``pool``, ``target``…). Times are
+    timezone-aware. ``resolved_at`` is None while ``event`` is ``"firing"`` and set once it is
+    ``"resolved"``. ``url`` links back to slamon; ``extra`` holds rule-specific details (burn rates,
+    incident ids…) that channels with room for them pass on. Raises ValueError when inconsistent.
+    """
+
+    fingerprint: str
+    rule: str
+    severity: Severity
+    labels: dict[str, str]
+    summary: str
+    started_at: datetime
+    resolved_at: datetime | None = None
+    event: Event = "firing"
+    url: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        problems = _problems(self)
+        if problems:
+            raise ValueError("AlertMessage: " + "; ".join(problems))
+
+
+def _problems(message: AlertMessage) -> list[str]:
+    problems = []
+    if not message.fingerprint:
+        problems.append("fingerprint must not be empty")
+    if message.severity not in SEVERITIES:
+        problems.append(f"severity must be one of {', '.join(SEVERITIES)}")
+    if message.event not in EVENTS:
+        problems.append(f"event must be one of {', '.join(EVENTS)}")
+    if (message.event == "resolved") != (message.resolved_at is not None):
+        problems.append("resolved_at is set exactly when event is 'resolved'")
+    moments = [message.started_at, message.resolved_at]
+    if any(m is not None and m.utcoffset() is None for m in moments):
+        problems.append("times must be timezone-aware")
+    return problems
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Outgoing:
+    """An HTTP request ready to send. ``secrets`` lists strings (routing keys…) that must be
+    scrubbed from any error text about this request; the URL's own secret parts always are.
+    ``repr`` shows the redacted URL, the header names and the body size, never their values."""
+
+    method: str
+    url: str
+    headers: dict[str, str]
+    body: bytes
+    secrets: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return (
+            f"Outgoing({self.method} {redact_url(self.url)}, headers={sorted(self.headers)}, "
+            f"body={len(self.body)} bytes)"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SendOutcome:
+    """What happened to one delivery attempt. ``retry`` is True only when trying again later may
+    succeed (timeouts, connection errors, 408/425/429/5xx); a permanent failure means the channel
+    is misconfigured. ``error`` never holds a secret. ``retry_after_s`` is the receiver's
+    Retry-After, when it sent one in seconds."""
+
+    delivered: bool
+    retry: bool
+    status_code: int | None = None
+    error: str | None = None
+    retry_after_s: float | None = None
+
+    @classmethod
+    def ok(cls, status_code: int | None) -> SendOutcome:
+        return cls(delivered=True, retry=False, status_code=status_code)
+
+    @classmethod
+    def retry_later(
+        cls, status_code: int | None, error: str, retry_after_s: float | None = None
+    ) -> SendOutcome:
+        return cls(False, True, status_code, error, retry_after_s)
+
+    @classmethod
+    def permanent(cls, status_code: int | None, error: str) -> SendOutcome:
+        return cls(delivered=False, retry=False, status_code=status_code, error=error)

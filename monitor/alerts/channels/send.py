@@ -1,0 +1,128 @@
+"""Sending built notifications: the only I/O in the channels besides apprise.
+
+Outcomes, not exceptions: a 2xx is delivered; 408, 425, 429, 5xx, timeouts and connection errors
+are worth retrying; any other answer (4xx, and 3xx, since a signed POST is not replayed to
+wherever a redirect points) means the channel is misconfigured, and retrying will not help. Error
+text names the receiver by its redacted URL and never holds a secret.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import httpx
+
+from monitor.alerts.channels import REGISTRY
+from monitor.alerts.channels import apprise as apprise_channel
+from monitor.alerts.channels.model import AlertMessage, Outgoing, SendOutcome
+from monitor.alerts.channels.redact import redact_url, scrub, url_secrets
+from monitor.config.models import ChannelConfig
+from monitor.errors import ConfigError
+
+__all__ = ["DEFAULT_TIMEOUT_S", "classify", "redact_url", "send", "send_message"]
+
+DEFAULT_TIMEOUT_S = 10.0
+RETRY_STATUSES = frozenset({408, 425, 429})
+SNIPPET_BYTES = 1024  # of an error answer, to say why ("invalid_payload", "Unknown Webhook")
+SNIPPET_CHARS = 200
+# We built a request the network layer refuses: sending it again fails the same way.
+PERMANENT_ERRORS = (httpx.UnsupportedProtocol, httpx.LocalProtocolError, httpx.InvalidURL)
+
+
+def send(client: httpx.Client, outgoing: Outgoing, timeout: float) -> SendOutcome:
+    """Send ``outgoing`` with ``client`` within ``timeout`` seconds (connect, write, each read).
+
+    Never raises for what the receiver or the network does. Redirects are not followed.
+    """
+    where = redact_url(outgoing.url)
+    secrets = (*outgoing.secrets, *url_secrets(outgoing.url))
+    try:
+        with client.stream(
+            outgoing.method,
+            outgoing.url,
+            headers=outgoing.headers,
+            content=outgoing.body,
+            timeout=timeout,
+            follow_redirects=False,
+        ) as reply:
+            return _outcome(reply, where, secrets)
+    except httpx.TimeoutException as exc:
+        return SendOutcome.retry_later(None, f"{where}: timed out ({type(exc).__name__})")
+    except PERMANENT_ERRORS as exc:
+        return SendOutcome.permanent(None, scrub(f"{where}: {_describe(exc)}", secrets))
+    except httpx.TransportError as exc:
+        return SendOutcome.retry_later(None, scrub(f"{where}: {_describe(exc)}", secrets))
+
+
+def classify(status_code: int, error: str, retry_after_s: float | None = None) -> SendOutcome:
+    """The outcome of an answer with ``status_code``; ``error`` is kept unless delivered."""
+    if 200 <= status_code < 300:
+        return SendOutcome.ok(status_code)
+    if status_code in RETRY_STATUSES or status_code >= 500:
+        return SendOutcome.retry_later(status_code, error, retry_after_s)
+    return SendOutcome.permanent(status_code, error)
+
+
+def send_message(
+    client: httpx.Client,
+    channel: ChannelConfig,
+    message: AlertMessage,
+    key: str,
+    now: datetime,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> SendOutcome:
+    """Build ``message`` for ``channel`` with idempotency key ``key`` at ``now``, and send it
+    (through apprise for an apprise channel). A channel that cannot be built for (a pagerduty
+    channel without a routing key) is a permanent failure, not an exception."""
+    if channel.kind == "apprise":
+        return apprise_channel.send(channel, message)
+    builder = REGISTRY.get(channel.kind)
+    if builder is None:
+        return SendOutcome.permanent(None, f"channel {channel.name!r}: no sender for its kind")
+    try:
+        outgoing = builder(message, channel, key, now)
+    except ConfigError as exc:
+        return SendOutcome.permanent(None, str(exc))
+    return send(client, outgoing, timeout)
+
+
+def _outcome(reply: httpx.Response, where: str, secrets: tuple[str, ...]) -> SendOutcome:
+    code = reply.status_code
+    if 200 <= code < 300:
+        return SendOutcome.ok(code)  # the body is not read: nothing in it changes the outcome
+    snippet = _snippet(reply)
+    error = scrub(f"HTTP {code} from {where}" + (f": {snippet}" if snippet else ""), secrets)
+    return classify(code, error, _retry_after(reply))
+
+
+def _snippet(reply: httpx.Response) -> str:
+    """The start of an error answer, on one line. A receiver that cannot send it in time, or
+    breaks off, leaves it empty: the status code already decided the outcome."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        for chunk in reply.iter_bytes():
+            chunks.append(chunk)
+            size += len(chunk)
+            if size >= SNIPPET_BYTES:
+                break
+    except httpx.HTTPError:
+        pass
+    text = b"".join(chunks)[:SNIPPET_BYTES].decode("utf-8", "replace")
+    line = " ".join(text.split())
+    return line if len(line) <= SNIPPET_CHARS else line[: SNIPPET_CHARS - 1] + "…"
+
+
+def _retry_after(reply: httpx.Response) -> float | None:
+    """Retry-After in seconds; its HTTP-date form is rare from webhook receivers and ignored."""
+    value = reply.headers.get("Retry-After", "").strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if 0 <= seconds < 86400 else None
+
+
+def _describe(exc: Exception) -> str:
+    detail = str(exc)
+    return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__

@@ -1,0 +1,107 @@
+"""Slack incoming webhook: ``{"text", "blocks"}`` posted to the channel URL (a secret).
+
+``text`` is the notification and accessibility fallback Slack asks for alongside ``blocks``.
+Blocks: a ``header`` (plain text, ≤ 150 characters) with an emoji for severity, since Block Kit
+has no colour bar (only legacy attachments do, and we do not use them); a ``section`` with the
+summary (mrkdwn, ≤ 3000) and a link to slamon; a ``section`` of label ``fields`` (≤ 10, each
+≤ 2000); a ``context`` line with severity, times (``<!date>``, shown in the reader's time zone)
+and the fingerprint. Text is escaped (``&``, ``<``, ``>``) so an alert cannot inject mentions or
+links. The channel's ``secret`` is not used.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from monitor.alerts.channels._format import (
+    http_link,
+    iso,
+    json_body,
+    json_headers,
+    marker,
+    ordered_labels,
+    title,
+    truncate,
+    utf16_len,
+)
+from monitor.alerts.channels.model import AlertMessage, Outgoing
+from monitor.config.models import ChannelConfig
+
+HEADER_LIMIT = 150
+TEXT_LIMIT = 3000
+FIELD_LIMIT = 2000
+MAX_FIELDS = 10
+MAX_LINK = 1000
+
+
+def build(
+    message: AlertMessage, channel: ChannelConfig, idempotency_key: str, now: datetime
+) -> Outgoing:
+    body = json_body(payload(message))
+    return Outgoing("POST", channel.url, json_headers(idempotency_key), body)
+
+
+def payload(message: AlertMessage) -> dict[str, Any]:
+    fallback = f"{marker(message)} {title(message)}: {message.summary}"
+    blocks = [_header(message), _summary(message), _labels(message), _context(message)]
+    return {"text": mrkdwn(fallback, TEXT_LIMIT), "blocks": [b for b in blocks if b]}
+
+
+def escape(text: str) -> str:
+    """Slack's three control characters, escaped as its docs require."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def mrkdwn(text: str, limit: int) -> str:
+    """``text`` escaped and cut to ``limit``, without cutting an escape in half."""
+    cut = limit
+    while cut > 0:
+        escaped = escape(truncate(text, cut))
+        over = utf16_len(escaped) - limit
+        if over <= 0:
+            return escaped
+        cut -= over
+    return ""
+
+
+def _header(message: AlertMessage) -> dict[str, Any]:
+    text = truncate(f"{marker(message)} {title(message)}", HEADER_LIMIT)
+    return {"type": "header", "text": {"type": "plain_text", "text": text, "emoji": True}}
+
+
+def _summary(message: AlertMessage) -> dict[str, Any]:
+    link = _link(message)
+    text = mrkdwn(message.summary or "(no summary)", TEXT_LIMIT - utf16_len(link)) + link
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def _labels(message: AlertMessage) -> dict[str, Any] | None:
+    labels = ordered_labels(message.labels)[:MAX_FIELDS]
+    if not labels:
+        return None
+    fields = [{"type": "mrkdwn", "text": mrkdwn(f"*{k}*\n{v}", FIELD_LIMIT)} for k, v in labels]
+    return {"type": "section", "fields": fields}
+
+
+def _context(message: AlertMessage) -> dict[str, Any]:
+    parts = [f"*{message.severity}*", f"started {_date(message.started_at)}"]
+    if message.resolved_at is not None:
+        parts.append(f"resolved {_date(message.resolved_at)}")
+    parts.append(f"`{escape(message.fingerprint)}`")
+    text = truncate(" · ".join(parts), TEXT_LIMIT)
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
+
+
+def _date(moment: datetime) -> str:
+    """Slack's date token: rendered in each reader's time zone, ISO as the fallback."""
+    return f"<!date^{int(moment.timestamp())}^{{date_short_pretty}} {{time}}|{iso(moment)}>"
+
+
+def _link(message: AlertMessage) -> str:
+    url = http_link(message)
+    # "<url|label>" breaks on the characters Slack escapes and on "|"; such a link is left out,
+    # and so is one too long to leave room for the summary.
+    if url is None or escape(url) != url or "|" in url or len(url) > MAX_LINK:
+        return ""
+    return f"\n<{url}|Open in slamon>"

@@ -1,0 +1,131 @@
+"""Sending the outbox: claim due deliveries under a lease, send outside any transaction, record
+the outcome. A worker killed mid-send leaves a lease that expires and the delivery is sent again
+with the same Idempotency-Key; a receiver down for hours gets it later, with backoff."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import httpx
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from monitor.alerts.channels.model import AlertMessage, SendOutcome
+from monitor.alerts.channels.send import send_message
+from monitor.config.models import ChannelConfig, Config
+from monitor.db.base import utcnow
+from monitor.db.models import Channel, Delivery
+
+LEASE = timedelta(seconds=60)
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    id: int
+    channel: str
+    key: str
+    payload: dict[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryRun:
+    delivered: int = 0
+    retrying: int = 0
+    failed: int = 0
+
+
+def backoff(attempts: int, base_s: float, max_s: float) -> timedelta:
+    """Exponential: base, 2×base, 4×base… capped."""
+    return timedelta(seconds=min(max_s, base_s * 2 ** max(0, attempts - 1)))
+
+
+def claim_due(session: Session, worker: str, now: datetime, limit: int = 50) -> list[Claimed]:
+    """Pending deliveries that are due and not leased (SKIP LOCKED: replicas never share one)."""
+    query = (
+        select(Delivery, Channel.name)
+        .join(Channel)
+        .where(Delivery.status == "pending", Delivery.next_attempt_at <= now)
+        .where(or_(Delivery.lease_until.is_(None), Delivery.lease_until < now))
+        .order_by(Delivery.next_attempt_at, Delivery.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True, of=Delivery)
+    )
+    claimed = []
+    for delivery, channel in session.execute(query):
+        delivery.lease_until, delivery.leased_by = now + LEASE, worker
+        claimed.append(
+            Claimed(delivery.id, channel, delivery.idempotency_key, dict(delivery.payload))
+        )
+    return claimed
+
+
+def message_of(payload: dict[str, object]) -> AlertMessage:
+    def when(key: str) -> datetime | None:
+        value = payload.get(key)
+        return datetime.fromisoformat(value) if isinstance(value, str) else None
+
+    started = when("started_at")
+    assert started is not None
+    return AlertMessage(
+        fingerprint=str(payload["fingerprint"]),
+        rule=str(payload["rule"]),
+        severity=str(payload["severity"]),  # type: ignore[arg-type]
+        labels={str(k): str(v) for k, v in dict(payload["labels"]).items()},  # type: ignore[call-overload]
+        summary=str(payload["summary"]),
+        started_at=started,
+        resolved_at=when("resolved_at"),
+        event=str(payload["event"]),  # type: ignore[arg-type]
+        extra=dict(payload.get("extra") or {}),  # type: ignore[call-overload]
+    )
+
+
+def record(
+    session: Session, claimed: Claimed, outcome: SendOutcome, config: Config, now: datetime
+) -> str:
+    """Store the attempt; returns the delivery's new status."""
+    delivery = session.get_one(Delivery, claimed.id)
+    delivery.attempts += 1
+    delivery.last_status_code, delivery.last_error = outcome.status_code, outcome.error
+    delivery.lease_until = delivery.leased_by = None
+    if outcome.delivered:
+        delivery.status, delivery.delivered_at = "delivered", now
+    elif not outcome.retry:
+        delivery.status = "failed"
+    elif now - delivery.created_at > timedelta(seconds=config.alerts.max_delivery_age):
+        delivery.status = "expired"
+    else:
+        wait = backoff(delivery.attempts, config.alerts.retry_base, config.alerts.retry_max)
+        if outcome.retry_after_s:
+            wait = max(wait, timedelta(seconds=min(outcome.retry_after_s, config.alerts.retry_max)))
+        delivery.next_attempt_at = now + wait
+    return delivery.status
+
+
+def deliver_due(
+    sessions: sessionmaker[Session],
+    client: httpx.Client,
+    config: Config,
+    worker: str,
+    clock: Callable[[], datetime] = utcnow,
+    batch_size: int = 50,
+) -> DeliveryRun:
+    """One pass over (at most ``batch_size`` of) the due outbox."""
+    with sessions() as session, session.begin():
+        batch = claim_due(session, worker, clock(), batch_size)
+    channels = {c.name: c for c in config.channels}
+    counts = {"delivered": 0, "pending": 0, "failed": 0, "expired": 0}
+    for claimed in batch:
+        outcome = _send(client, channels.get(claimed.channel), claimed, clock())
+        with sessions() as session, session.begin():
+            counts[record(session, claimed, outcome, config, clock())] += 1
+    return DeliveryRun(counts["delivered"], counts["pending"], counts["failed"] + counts["expired"])
+
+
+def _send(
+    client: httpx.Client, channel: ChannelConfig | None, claimed: Claimed, now: datetime
+) -> SendOutcome:
+    if channel is None:
+        return SendOutcome.permanent(None, f"channel {claimed.channel!r} is no longer configured")
+    return send_message(client, channel, message_of(claimed.payload), claimed.key, now)

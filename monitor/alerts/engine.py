@@ -1,0 +1,162 @@
+"""Turning signals into alert state and outbox rows, in the caller's transaction: the state
+change and its pending deliveries commit together or not at all (the transactional outbox)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from monitor.alerts.routing import in_maintenance, route, silenced
+from monitor.alerts.rules import Signal
+from monitor.config.models import Config
+from monitor.db.dialect import insert_ignoring_conflicts
+from monitor.db.models import Alert, Channel, Delivery, Incident, Provider
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    changed: int
+    deliveries: int
+
+
+def apply(session: Session, signals: Iterable[Signal], config: Config, now: datetime) -> Applied:
+    """Apply each signal; returns how many alerts changed and how many deliveries were queued."""
+    changed = queued = 0
+    for signal in signals:
+        alert = session.scalars(
+            select(Alert).where(Alert.fingerprint == signal.fingerprint)
+        ).one_or_none()
+        if signal.firing:
+            outcome = _fire(session, alert, signal, config, now)
+        else:
+            outcome = _resolve(session, alert, signal, config, now)
+        changed += outcome[0]
+        queued += outcome[1]
+    return Applied(changed, queued)
+
+
+def _fire(
+    session: Session, alert: Alert | None, signal: Signal, config: Config, now: datetime
+) -> tuple[int, int]:
+    if alert is not None and alert.state == "firing":
+        alert.summary = signal.summary
+        due = alert.last_notified_at is None or now - alert.last_notified_at >= timedelta(
+            seconds=config.alerts.renotify
+        )
+        if due and not alert.suppressed:
+            return 0, _enqueue(session, alert, "firing", signal, config, now, renotify=True)
+        return 0, 0
+    alert = alert or Alert(fingerprint=signal.fingerprint)
+    alert.rule, alert.severity, alert.labels = signal.rule, signal.severity, dict(signal.labels)
+    alert.summary, alert.state, alert.started_at, alert.resolved_at = (
+        signal.summary,
+        "firing",
+        signal.at,
+        None,
+    )
+    alert.group_key = _incident_group(session, signal, config)
+    alert.suppressed = alert.group_key is not None or _muted(signal, config, now)
+    alert.last_notified_at = None
+    session.add(alert)
+    session.flush()
+    return 1, 0 if alert.suppressed else _enqueue(session, alert, "firing", signal, config, now)
+
+
+def _resolve(
+    session: Session, alert: Alert | None, signal: Signal, config: Config, now: datetime
+) -> tuple[int, int]:
+    if alert is None or alert.state != "firing":
+        return 0, 0
+    alert.state, alert.resolved_at, alert.summary = "resolved", signal.at, signal.summary
+    # A grouped alert's resolve is still delivered: people need to know each target is back.
+    notify = alert.last_notified_at is not None or alert.group_key is not None
+    return 1, _enqueue(session, alert, "resolved", signal, config, now) if notify else 0
+
+
+def _muted(signal: Signal, config: Config, now: datetime) -> bool:
+    return silenced(signal.labels, config.silences, now) or in_maintenance(
+        signal.labels, config.maintenance, now
+    )
+
+
+def _incident_group(session: Session, signal: Signal, config: Config) -> str | None:
+    """A target alert covered by an open provider incident in its region joins that incident's
+    page instead of paging on its own."""
+    provider, region = signal.labels.get("provider"), signal.labels.get("region")
+    if not config.alerts.group_by_incident or signal.rule != "target_down" or not provider:
+        return None
+    open_incidents = session.execute(
+        select(Incident.source_id, Incident.regions)
+        .join(Provider)
+        .where(Provider.slug == provider, Incident.relevant.is_(True))
+        .where(Incident.is_maintenance.is_(False), Incident.resolved_at.is_(None))
+    ).all()
+    for source_id, regions in open_incidents:
+        if not regions or (region and region in regions):
+            return f"incident:{provider}:{source_id}"
+    return None
+
+
+def _enqueue(
+    session: Session,
+    alert: Alert,
+    event: str,
+    signal: Signal,
+    config: Config,
+    now: datetime,
+    renotify: bool = False,
+) -> int:
+    names = route(alert.labels, config.routes, [c.name for c in config.channels])
+    if not names:
+        return 0
+    channel_ids = _channel_ids(session, config, names)
+    epoch = int(alert.started_at.timestamp())
+    suffix = f":{int(now.timestamp())}" if renotify else ""
+    rows = [
+        {
+            "alert_id": alert.id,
+            "channel_id": channel_ids[name],
+            "event": event,
+            "idempotency_key": f"{alert.fingerprint}:{epoch}:{event}:{name}{suffix}",
+            "payload": message_json(alert, event, signal),
+            "status": "pending",
+            "attempts": 0,
+            "next_attempt_at": now,
+            "created_at": now,
+        }
+        for name in names
+    ]
+    added = insert_ignoring_conflicts(session, Delivery, rows, ["idempotency_key"])
+    alert.last_notified_at = now
+    return added
+
+
+def message_json(alert: Alert, event: str, signal: Signal) -> dict[str, Any]:
+    """What the sender needs to rebuild the message later (JSON in the outbox row)."""
+    return {
+        "fingerprint": alert.fingerprint,
+        "rule": alert.rule,
+        "severity": alert.severity,
+        "labels": dict(alert.labels),
+        "summary": alert.summary,
+        "started_at": alert.started_at.isoformat(),
+        "resolved_at": alert.resolved_at.isoformat() if alert.resolved_at else None,
+        "event": event,
+        "extra": {k: v for k, v in signal.extra.items() if isinstance(v, str)},
+    }
+
+
+def _channel_ids(session: Session, config: Config, names: list[str]) -> dict[str, int]:
+    kinds = {c.name: c.kind for c in config.channels}
+    existing = {c.name: c for c in session.scalars(select(Channel).where(Channel.name.in_(names)))}
+    for name in names:
+        if name not in existing:
+            existing[name] = Channel(name=name, kind=kinds.get(name, "webhook"), enabled=True)
+            session.add(existing[name])
+    session.flush()
+    return {name: row.id for name, row in existing.items()}

@@ -1,0 +1,112 @@
+"""Alert rules (pure): what fires and what resolves, with stable fingerprints.
+
+A signal says "this alert should be firing (or resolved) as of ``at``"; the engine turns signals
+into state changes and deliveries, so sending the same signal twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from monitor.probes.state import DOWN, UP
+
+IMPACT_SEVERITY = {"critical": "critical", "major": "critical", "minor": "warning", "none": "info"}
+
+
+@dataclass(frozen=True, slots=True)
+class Signal:
+    rule: str
+    fingerprint: str
+    severity: str
+    labels: dict[str, str]
+    summary: str
+    firing: bool
+    at: datetime
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+def fingerprint(rule: str, labels: dict[str, str]) -> str:
+    """Stable across restarts and replicas: the rule and its identifying labels."""
+    text = rule + "|" + "|".join(f"{k}={labels[k]}" for k in sorted(labels))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True, slots=True)
+class TargetFacts:
+    name: str
+    kind: str
+    provider: str | None
+    region: str | None
+    zone: str | None
+    pool: str | None
+
+
+def target_labels(target: TargetFacts) -> dict[str, str]:
+    labels = {
+        "target": target.name,
+        "provider": target.provider,
+        "region": target.region,
+        "zone": target.zone,
+        "pool": target.pool,
+    }
+    return {k: v for k, v in labels.items() if v}
+
+
+def from_transition(
+    target: TargetFacts, series: str, state: str, previous: str, at: datetime, detail: str = ""
+) -> Signal | None:
+    """``target_down`` for the reachable series; ``heartbeat_stalled`` or ``gpu_health`` for the
+    usable one. Coming up from unknown is not a recovery."""
+    if state not in (UP, DOWN) or (state == UP and previous != DOWN):
+        return None
+    if series == "reachable":
+        rule, severity, what = "target_down", "critical", "is down"
+    elif target.kind == "heartbeat":
+        rule, severity, what = "heartbeat_stalled", "warning", "has stopped making progress"
+    else:
+        rule, severity, what = "gpu_health", "warning", "is reachable but its GPUs are not usable"
+    labels = target_labels(target)
+    identity = {"target": target.name}
+    summary = f"{target.name} {what}" if state == DOWN else f"{target.name} has recovered"
+    if detail and state == DOWN:
+        summary += f": {detail}"
+    return Signal(rule, fingerprint(rule, identity), severity, labels, summary, state == DOWN, at)
+
+
+def from_incident(
+    provider: str,
+    source_id: str,
+    title: str,
+    impact: str,
+    regions: list[str],
+    is_open: bool,
+    at: datetime,
+    url: str | None,
+) -> Signal:
+    """``provider_incident``: a relevant provider incident is open (firing) or closed."""
+    labels = {"provider": provider, "incident": source_id}
+    if regions:
+        labels["region"] = ",".join(regions[:5])
+    severity = IMPACT_SEVERITY.get(impact, "warning")
+    extra: dict[str, object] = {"url": url} if url else {}
+    return Signal(
+        "provider_incident",
+        fingerprint("provider_incident", {"provider": provider, "incident": source_id}),
+        severity,
+        labels,
+        f"{provider}: {title}",
+        is_open,
+        at,
+        extra,
+    )
+
+
+def from_feed(provider: str, url: str, stale: bool, at: datetime, error: str | None) -> Signal:
+    """``feed_stale``: a provider's status feed has not been read successfully for too long."""
+    labels = {"provider": provider, "feed": url}
+    summary = f"{provider} status feed unreadable" + (f": {error}" if error and stale else "")
+    return Signal(
+        "feed_stale", fingerprint("feed_stale", labels), "warning", labels, summary, stale, at
+    )

@@ -1,0 +1,106 @@
+"""Where signals come from: probe transitions (in the probe round's own transaction) and a
+periodic look at provider incidents and feed health."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from monitor.alerts.engine import Applied, apply
+from monitor.alerts.rules import Signal, TargetFacts, from_feed, from_incident, from_transition
+from monitor.config.models import Config
+from monitor.db.models import Feed, Incident, Provider, Target
+from monitor.probes.store import TargetTransition
+
+RECENTLY_CLOSED = timedelta(days=1)
+USABLE_KINDS = frozenset({"dcgm", "heartbeat"})
+
+
+def on_transitions(
+    session: Session, transitions: Sequence[TargetTransition], config: Config, now: datetime
+) -> Applied:
+    """Alerts for confirmed target transitions, committed with the results that caused them."""
+    if not transitions:
+        return Applied(0, 0)
+    rows = {
+        t.id: t
+        for t in session.scalars(
+            select(Target).where(Target.id.in_({t.target_id for t in transitions}))
+        )
+    }
+    reachable_down = {
+        t.target_id for t in transitions if t.series == "reachable" and t.transition.state == "down"
+    }
+    signals = []
+    for change in transitions:
+        row = rows.get(change.target_id)
+        if row is None or (
+            change.series == "usable" and not _usable_matters(row, change, reachable_down)
+        ):
+            continue
+        facts = TargetFacts(row.name, row.kind, row.provider, row.region, row.zone, row.pool)
+        signal = from_transition(
+            facts,
+            change.series,
+            change.transition.state,
+            change.transition.previous,
+            change.transition.at,
+        )
+        if signal is not None:
+            signals.append(signal)
+    return apply(session, signals, config, now)
+
+
+def _usable_matters(row: Target, change: TargetTransition, reachable_down: set[int]) -> bool:
+    """The usable series speaks for itself only where it can differ from reachability (GPU
+    scrapes, heartbeat progress), and not while the target is down outright."""
+    return row.kind in USABLE_KINDS and change.target_id not in reachable_down
+
+
+def evaluate(session: Session, config: Config, now: datetime) -> Applied:
+    """Provider incidents (open ones fire, closed ones resolve) and stale feeds."""
+    return apply(
+        session,
+        [*_incident_signals(session, now), *_feed_signals(session, config, now)],
+        config,
+        now,
+    )
+
+
+def _incident_signals(session: Session, now: datetime) -> list[Signal]:
+    query = (
+        select(Incident, Provider.slug)
+        .join(Provider)
+        .where(Incident.relevant.is_(True), Incident.is_maintenance.is_(False))
+        .where((Incident.resolved_at.is_(None)) | (Incident.resolved_at > now - RECENTLY_CLOSED))
+    )
+    return [
+        from_incident(
+            slug,
+            i.source_id,
+            i.title,
+            i.impact,
+            list(i.regions or []),
+            i.resolved_at is None,
+            i.resolved_at or i.started_at or i.first_seen_at,
+            i.url,
+        )
+        for i, slug in session.execute(query)
+    ]
+
+
+def _feed_signals(session: Session, config: Config, now: datetime) -> list[Signal]:
+    stale_after = timedelta(seconds=config.alerts.feed_stale_after)
+    signals = []
+    for feed, slug in session.execute(
+        select(Feed, Provider.slug).join(Provider).where(Feed.enabled.is_(True))
+    ):
+        if feed.last_polled_at is None:
+            continue  # never tried yet: nothing to say
+        reference = feed.last_success_at or feed.created_at
+        stale = feed.consecutive_failures > 0 and now - reference > stale_after
+        signals.append(from_feed(slug, feed.url, stale, now, feed.last_error))
+    return signals

@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from monitor.alerts.routing import in_maintenance, route, silenced
+from monitor.alerts.rules import TargetFacts, fingerprint, from_incident, from_transition
+from monitor.config import parse_config
+
+T0 = datetime(2026, 11, 30, 12, tzinfo=UTC)
+GPU = TargetFacts("gpu-0", "dcgm", "aws", "us-east-1", "us-east-1a", "h100")
+JOB = TargetFacts("train", "heartbeat", None, None, None, None)
+
+
+@pytest.mark.parametrize(
+    ("target", "series", "state", "previous", "rule", "firing"),
+    [
+        pytest.param(GPU, "reachable", "down", "up", "target_down", True, id="down"),
+        pytest.param(GPU, "reachable", "up", "down", "target_down", False, id="recovered"),
+        pytest.param(GPU, "usable", "down", "up", "gpu_health", True, id="gpus-unusable"),
+        pytest.param(JOB, "usable", "down", "up", "heartbeat_stalled", True, id="job-stalled"),
+        pytest.param(GPU, "reachable", "up", "unknown", None, None, id="first-sight-is-no-news"),
+    ],
+)
+def test_transitions_become_signals(
+    target: TargetFacts,
+    series: str,
+    state: str,
+    previous: str,
+    rule: str | None,
+    firing: bool | None,
+) -> None:
+    signal = from_transition(target, series, state, previous, T0)
+    if rule is None:
+        assert signal is None
+        return
+    assert signal is not None
+    assert (signal.rule, signal.firing) == (rule, firing)
+
+
+def test_fingerprints_are_stable_and_ignore_label_order() -> None:
+    assert fingerprint("r", {"a": "1", "b": "2"}) == fingerprint("r", {"b": "2", "a": "1"})
+    assert fingerprint("r", {"a": "1"}) != fingerprint("s", {"a": "1"})
+    down = from_transition(GPU, "reachable", "down", "up", T0)
+    back = from_transition(GPU, "reachable", "up", "down", T0 + timedelta(minutes=5))
+    assert down is not None
+    assert back is not None
+    assert down.fingerprint == back.fingerprint
+    assert (down.labels["provider"], down.labels["pool"]) == ("aws", "h100")
+
+
+def test_incident_severity_follows_impact() -> None:
+    signal = from_incident("aws", "ev-1", "EC2 API errors", "major", ["us-east-1"], True, T0, None)
+    assert (signal.rule, signal.severity, signal.firing) == ("provider_incident", "critical", True)
+    assert signal.labels == {"provider": "aws", "incident": "ev-1", "region": "us-east-1"}
+
+
+CONFIG = parse_config("""
+channels:
+  - {name: pager, kind: pagerduty, url: "https://events.pagerduty.com/v2/enqueue", secret: k}
+  - {name: chat, kind: slack, url: "https://hooks.slack.com/services/x"}
+  - {name: audit, kind: webhook, url: "https://audit.example/hook"}
+routes:
+  - {match: {severity: critical}, channels: [pager]}
+  - {match: {provider: aws}, channels: [chat], continue: false}
+  - {match: {}, channels: [audit]}
+maintenance:
+  - {name: m, start: 2026-11-30T11:00:00Z, end: 2026-11-30T13:00:00Z, pool: h100}
+silences:
+  - {match: {target: gpu-9}, end: 2026-11-30T12:30:00Z}
+""")
+
+
+@pytest.mark.parametrize(
+    ("labels", "channels"),
+    [
+        pytest.param({"severity": "critical", "provider": "aws"}, ["pager", "chat"], id="stop"),
+        pytest.param({"severity": "warning", "provider": "gcp"}, ["audit"], id="fallthrough"),
+        pytest.param({"severity": "critical", "provider": "gcp"}, ["pager", "audit"], id="both"),
+    ],
+)
+def test_routes_match_labels_in_order(labels: dict[str, str], channels: list[str]) -> None:
+    assert route(labels, CONFIG.routes, [c.name for c in CONFIG.channels]) == channels
+
+
+def test_without_routes_every_channel_gets_it() -> None:
+    assert route({"a": "b"}, [], ["x", "y"]) == ["x", "y"]
+
+
+def test_silences_and_maintenance_mute_only_what_they_match_while_they_last() -> None:
+    assert silenced({"target": "gpu-9"}, CONFIG.silences, T0)
+    assert not silenced({"target": "gpu-9"}, CONFIG.silences, T0 + timedelta(hours=1))
+    assert not silenced({"target": "gpu-1"}, CONFIG.silences, T0)
+    assert in_maintenance({"pool": "h100", "target": "x"}, CONFIG.maintenance, T0)
+    assert not in_maintenance({"pool": "a100"}, CONFIG.maintenance, T0)
+    assert not in_maintenance({"pool": "h100"}, CONFIG.maintenance, T0 + timedelta(hours=2))
