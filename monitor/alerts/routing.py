@@ -40,15 +40,21 @@ def in_maintenance(
     labels: Mapping[str, str], windows: Iterable[MaintenanceConfig], now: datetime
 ) -> bool:
     """A planned window covering the alert's target (by name, or provider/region/pool)."""
+    return any(w.start <= now < w.end for w in windows_for(labels, windows))
+
+
+def windows_for(
+    labels: Mapping[str, str], windows: Iterable[MaintenanceConfig]
+) -> list[MaintenanceConfig]:
+    """The maintenance windows that apply to what ``labels`` describe, at any time."""
+    found = []
     for window in windows:
-        if not window.start <= now < window.end:
-            continue
         if window.targets:
             if labels.get("target") in window.targets:
-                return True
+                found.append(window)
             continue
         scope = {"provider": window.provider, "region": window.region, "pool": window.pool}
         given = {k: v for k, v in scope.items() if v is not None}
         if given and all(labels.get(k) == v for k, v in given.items()):
-            return True
-    return False
+            found.append(window)
+    return found

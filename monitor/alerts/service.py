@@ -6,14 +6,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from monitor.alerts.budget import BURN_WINDOWS, breach_signal, burn_signal
 from monitor.alerts.engine import Applied, apply
-from monitor.alerts.rules import Signal, TargetFacts, from_feed, from_incident, from_transition
+from monitor.alerts.routing import windows_for
+from monitor.alerts.rules import (
+    Signal,
+    TargetFacts,
+    from_feed,
+    from_incident,
+    from_transition,
+    target_labels,
+)
 from monitor.config.models import Config
-from monitor.db.models import Feed, Incident, Provider, Target
+from monitor.db.models import Feed, Incident, Outage, ProbeResult, Provider, Target
 from monitor.probes.store import TargetTransition
+from monitor.sla.intervals import Span
+from monitor.sla.math import month_period
+from monitor.sla.policy import SlaPolicy
 
 RECENTLY_CLOSED = timedelta(days=1)
 USABLE_KINDS = frozenset({"dcgm", "heartbeat"})
@@ -61,13 +73,74 @@ def _usable_matters(row: Target, change: TargetTransition, reachable_down: set[i
 
 
 def evaluate(session: Session, config: Config, now: datetime) -> Applied:
-    """Provider incidents (open ones fire, closed ones resolve) and stale feeds."""
-    return apply(
-        session,
-        [*_incident_signals(session, now), *_feed_signals(session, config, now)],
-        config,
-        now,
+    """Provider incidents (open ones fire, closed ones resolve), stale feeds, SLA burn/breach."""
+    signals = [
+        *_incident_signals(session, now),
+        *_feed_signals(session, config, now),
+        *_sla_signals(session, config, now),
+    ]
+    return apply(session, signals, config, now)
+
+
+def _sla_signals(session: Session, config: Config, now: datetime) -> list[Signal]:
+    from monitor.reports.service import policies_for
+
+    policies = policies_for(config)
+    live = session.scalars(select(Target).where(Target.retired_at.is_(None)))
+    targets = [
+        t for t in live if t.sla_policy in policies and policies[t.sla_policy].scope == "instance"
+    ]
+    if not targets:
+        return []
+    since = min(month_period(f"{now:%Y-%m}").start, now - BURN_WINDOWS[-1].long)
+    spans = _outage_spans(session, [t.id for t in targets], since, now)
+    ids = [t.id for t in targets]
+    samples = {w.short: _samples(session, ids, now - w.short) for w in BURN_WINDOWS}
+    signals = []
+    for t in targets:
+        facts = TargetFacts(t.name, t.kind, t.provider, t.region, t.zone, t.pool)
+        policy = policies[t.sla_policy or ""]
+        mine = spans.get(t.id, [])
+        windows = [
+            Span(w.start, w.end) for w in windows_for(target_labels(facts), config.maintenance)
+        ]
+        counts = {window: per_target.get(t.id, 0) for window, per_target in samples.items()}
+        signals.append(
+            burn_signal(facts, policy, mine, now, counts, config.alerts.burn_min_samples)
+        )
+        signals.append(breach_signal(facts, policy, mine, windows, t.created_at, now))
+    return signals
+
+
+def _instance_scoped(policy: SlaPolicy) -> bool:
+    """Region and pool policies are judged on the monthly report, not per target."""
+    return policy.scope == "instance"
+
+
+def _outage_spans(
+    session: Session, ids: list[int], since: datetime, now: datetime
+) -> dict[int, list[Span]]:
+    found: dict[int, list[Span]] = {}
+    query = (
+        select(Outage)
+        .where(Outage.target_id.in_(ids), Outage.series == "reachable")
+        .where(Outage.end.is_(None) | (Outage.end > since))
     )
+    for o in session.scalars(query):
+        end = min(o.end or now, now)
+        if end > o.start:
+            found.setdefault(o.target_id, []).append(Span(o.start, end))
+    return found
+
+
+def _samples(session: Session, ids: list[int], since: datetime) -> dict[int, int]:
+    """Known probe results per target since ``since`` (the burn alerts' minimum evidence)."""
+    query = (
+        select(ProbeResult.target_id, func.count())
+        .where(ProbeResult.target_id.in_(ids), ProbeResult.at >= since, ProbeResult.ok.is_not(None))
+        .group_by(ProbeResult.target_id)
+    )
+    return {target_id: int(n) for target_id, n in session.execute(query)}
 
 
 def _incident_signals(session: Session, now: datetime) -> list[Signal]:

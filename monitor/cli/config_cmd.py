@@ -21,6 +21,11 @@ def check(file: Path | None) -> None:
 
     path = file or Settings().config
     loaded = load_config(path)
+    from monitor.config.budget import detection_warnings
+    from monitor.reports.service import policies_for
+
+    for warning in detection_warnings(loaded, policies_for(loaded)):
+        click.echo(f"warning: {warning}", err=True)
     click.echo(
         f"{path}: ok ({len(loaded.providers)} providers, {len(loaded.targets)} targets, "
         f"{len(loaded.channels)} channels, {len(loaded.routes)} routes)"

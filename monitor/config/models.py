@@ -217,6 +217,7 @@ class AlertsConfig(Strict):
     retry_base: Interval = 5.0
     retry_max: Interval = 600.0
     feed_stale_after: Interval = 30 * 60.0
+    burn_min_samples: Annotated[int, Field(ge=1)] = 10
 
 
 class ScheduleConfig(Strict):
