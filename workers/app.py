@@ -16,12 +16,13 @@ def broker_options(settings: Settings) -> dict[str, Any]:
     if not settings.uses_filesystem_broker:
         return {"visibility_timeout": 3600}
     folder = settings.broker_folder.resolve()
-    for sub in ("queue", "processed"):
+    for sub in ("queue", "processed", "control"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
     return {
         "data_folder_in": str(folder / "queue"),
         "data_folder_out": str(folder / "queue"),
         "processed_folder": str(folder / "processed"),
+        "control_folder": str(folder / "control"),  # else Celery writes ./control in the cwd
         "store_processed": False,
     }
 

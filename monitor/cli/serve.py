@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from monitor.config import Config
     from monitor.settings import Settings
 
 DEFAULT_HOST = "127.0.0.1"
@@ -28,7 +31,7 @@ def preflight(settings: Settings, *, migrate: bool = False) -> None:
     from monitor.db.migrate import current_revision, upgrade
     from monitor.errors import SlamonError
 
-    load_config(settings.config, missing_ok=True)
+    config = load_config(settings.config, missing_ok=True)
     engine = make_engine(settings.database_url)
     try:
         check_database(engine)
@@ -36,9 +39,20 @@ def preflight(settings: Settings, *, migrate: bool = False) -> None:
             upgrade(engine)
         elif current_revision(engine) is None:
             raise SlamonError("the database has no slamon schema yet: run `slamon migrate` first")
+        _sync_targets(engine, config)
     finally:
         engine.dispose()
     check_broker(settings)
+
+
+def _sync_targets(engine: Engine, config: Config) -> None:
+    """Config targets are probed from the first second, not after the first periodic sync."""
+    from monitor.db.base import utcnow
+    from monitor.db.engine import make_sessionmaker
+    from monitor.targets import sync_config_targets
+
+    with make_sessionmaker(engine)() as session, session.begin():
+        sync_config_targets(session, config, utcnow())
 
 
 @click.command()
@@ -80,7 +94,8 @@ def worker(
     preflight(settings)
     from workers.app import app
 
-    queues = f"{queues},probes.{settings.vantage}"  # shards sent to this vantage by name
+    if "probes" in queues.split(","):
+        queues = f"{queues},probes.{settings.vantage}"  # shards sent to this vantage by name
     argv = ["worker", f"--loglevel={loglevel}", f"--queues={queues}", f"--pool={pool}"]
     argv += [f"--hostname=slamon-{settings.vantage}-{os.getpid()}@%h"]
     if concurrency:
@@ -135,11 +150,22 @@ def run(host: str, port: int, vantage: str | None) -> None:
     settings = Settings()
     preflight(settings, migrate=True)
     me = [sys.executable, "-m", "monitor.cli"]
-    worker_cmd = [*me, "worker", "--beat", "--pool=threads", "--concurrency=4"]
+    # Feeds get their own worker: a provider that hangs must not delay a probe round or an alert.
+    main = [
+        *me,
+        "worker",
+        "--beat",
+        "--pool=threads",
+        "--concurrency=8",
+        "--queues=default,probes,deliveries",
+    ]
+    feeds = [*me, "worker", "--pool=threads", "--concurrency=4", "--queues=feeds"]
     if vantage:
-        worker_cmd.append(f"--vantage={vantage}")
+        main.append(f"--vantage={vantage}")
+        feeds.append(f"--vantage={vantage}")
     children = [
-        _spawn(worker_cmd),
+        _spawn(main),
+        _spawn(feeds),
         _spawn([*me, "api", f"--host={host}", f"--port={port}"]),
     ]
     click.echo(f"slamon running: API on http://{host}:{port}/ (Ctrl-C stops)", err=True)
