@@ -153,8 +153,17 @@ def roll_up_results() -> int:
 @app.task(name="slamon.reports.monthly")
 def build_last_month_report(month: str | None = None) -> str:
     """Build and keep last month's report in every format (run by beat on the 1st)."""
+    from monitor.alerts.engine import apply
     from monitor.db.base import utcnow
-    from monitor.reports.service import FORMATS, build_monthly, keep, previous_month, render
+    from monitor.reports.service import (
+        FORMATS,
+        announcement,
+        build_monthly,
+        keep,
+        previous_month,
+        record_claims,
+        render,
+    )
 
     rt = runtime()
     now = utcnow()
@@ -163,6 +172,9 @@ def build_last_month_report(month: str | None = None) -> str:
         report = build_monthly(session, month, now, rt.config)
         for fmt in FORMATS:
             keep(session, render(report, fmt))
+        record_claims(session, report)
+        apply(session, [announcement(report, now)], rt.config, now)  # one message per month
+    deliver_alerts.delay()
     return month
 
 

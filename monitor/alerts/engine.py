@@ -17,6 +17,8 @@ from monitor.config.models import Config
 from monitor.db.dialect import insert_ignoring_conflicts
 from monitor.db.models import Alert, Channel, Delivery, Incident, Provider
 
+NOTICE_RULES = frozenset({"monthly_report", "credit_claim_due"})
+
 
 @dataclass(frozen=True, slots=True)
 class Applied:
@@ -43,6 +45,8 @@ def apply(session: Session, signals: Iterable[Signal], config: Config, now: date
 def _fire(
     session: Session, alert: Alert | None, signal: Signal, config: Config, now: datetime
 ) -> tuple[int, int]:
+    if signal.rule in NOTICE_RULES:
+        return _notice(session, alert, signal, config, now)
     if alert is not None and alert.state == "firing":
         alert.summary = signal.summary
         due = alert.last_notified_at is None or now - alert.last_notified_at >= timedelta(
@@ -65,6 +69,30 @@ def _fire(
     session.add(alert)
     session.flush()
     return 1, 0 if alert.suppressed else _enqueue(session, alert, "firing", signal, config, now)
+
+
+def _notice(
+    session: Session, alert: Alert | None, signal: Signal, config: Config, now: datetime
+) -> tuple[int, int]:
+    """A one-off announcement (a report is ready, a claim deadline is near): sent once per
+    fingerprint, recorded as already resolved so no "resolved" message follows."""
+    if alert is not None:
+        return 0, 0
+    alert = Alert(
+        fingerprint=signal.fingerprint,
+        rule=signal.rule,
+        severity=signal.severity,
+        labels=dict(signal.labels),
+        summary=signal.summary,
+        state="firing",
+        started_at=signal.at,
+        suppressed=False,
+    )
+    session.add(alert)
+    session.flush()
+    queued = _enqueue(session, alert, "firing", signal, config, now)
+    alert.state, alert.resolved_at = "resolved", signal.at
+    return 1, queued
 
 
 def _resolve(

@@ -15,19 +15,21 @@ from monitor.alerts.routing import windows_for
 from monitor.alerts.rules import (
     Signal,
     TargetFacts,
+    fingerprint,
     from_feed,
     from_incident,
     from_transition,
     target_labels,
 )
 from monitor.config.models import Config
-from monitor.db.models import Feed, Incident, Outage, ProbeResult, Provider, Target
+from monitor.db.models import CreditClaim, Feed, Incident, Outage, ProbeResult, Provider, Target
 from monitor.probes.store import TargetTransition
 from monitor.sla.intervals import Span
 from monitor.sla.math import month_period
 from monitor.sla.policy import SlaPolicy
 
 RECENTLY_CLOSED = timedelta(days=1)
+CLAIM_REMINDER = timedelta(days=7)
 USABLE_KINDS = frozenset({"dcgm", "heartbeat"})
 
 
@@ -78,6 +80,7 @@ def evaluate(session: Session, config: Config, now: datetime) -> Applied:
         *_incident_signals(session, now),
         *_feed_signals(session, config, now),
         *_sla_signals(session, config, now),
+        *_claim_signals(session, now),
     ]
     return apply(session, signals, config, now)
 
@@ -109,6 +112,35 @@ def _sla_signals(session: Session, config: Config, now: datetime) -> list[Signal
             burn_signal(facts, policy, mine, now, counts, config.alerts.burn_min_samples)
         )
         signals.append(breach_signal(facts, policy, mine, windows, t.created_at, now))
+    return signals
+
+
+def _claim_signals(session: Session, now: datetime) -> list[Signal]:
+    """A week before a credit claim's deadline, once, unless it is marked as claimed."""
+    due = select(CreditClaim).where(
+        CreditClaim.claimed_at.is_(None),
+        CreditClaim.deadline > now,
+        CreditClaim.deadline <= now + CLAIM_REMINDER,
+    )
+    signals = []
+    for claim in session.scalars(due):
+        labels = {"provider": claim.provider, "month": claim.month}
+        summary = (
+            f"Claim the {claim.credit_pct:.1f}% {claim.provider} service credit for "
+            f"{claim.month} before {claim.deadline:%Y-%m-%d %H:%M} UTC"
+        )
+        signals.append(
+            Signal(
+                "credit_claim_due",
+                fingerprint("credit_claim_due", labels),
+                "warning",
+                labels,
+                summary,
+                True,
+                now,
+            )
+        )
+        claim.reminded_at = claim.reminded_at or now
     return signals
 
 

@@ -31,7 +31,7 @@ def monthly(month: str, fmt: str, out: Path) -> None:
     """Build the monthly SLA report: uptime vs target, credits, evidence, impact."""
     from monitor.db.base import utcnow
     from monitor.errors import SlamonError
-    from monitor.reports.service import build_monthly, keep, render
+    from monitor.reports.service import build_monthly, keep, record_claims, render
     from workers.runtime import runtime
 
     if not MONTH.fullmatch(month):
@@ -40,6 +40,7 @@ def monthly(month: str, fmt: str, out: Path) -> None:
     with rt.transaction() as session:
         rendered = render(build_monthly(session, month, utcnow(), rt.config), fmt)
         keep(session, rendered)
+        record_claims(session, rendered.report)
     if str(out) == "-":
         sys.stdout.buffer.write(rendered.content)
         return
@@ -53,6 +54,35 @@ def monthly(month: str, fmt: str, out: Path) -> None:
         f"{len(summary.targets)} targets (policy {summary.policy_hash[:12]})",
         err=True,
     )
+
+
+@report.command("claimed")
+@click.option("--provider", required=True)
+@click.option("--month", required=True, help="YYYY-MM")
+def claimed(provider: str, month: str) -> None:
+    """Mark a provider's credit for a month as claimed (its deadline reminder stops)."""
+    from sqlalchemy import select
+
+    from monitor.db.base import utcnow
+    from monitor.db.models import CreditClaim
+    from monitor.errors import SlamonError
+    from workers.runtime import runtime
+
+    with runtime().transaction() as session:
+        rows = list(
+            session.scalars(
+                select(CreditClaim).where(
+                    CreditClaim.provider == provider, CreditClaim.month == month
+                )
+            )
+        )
+        if not rows:
+            raise SlamonError(
+                f"no credit recorded for {provider} in {month} (run the report first)"
+            )
+        for row in rows:
+            row.claimed_at = row.claimed_at or utcnow()
+    click.echo(f"{provider} {month}: marked as claimed")
 
 
 @click.group("import")

@@ -7,9 +7,10 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session
 
+from monitor.alerts.rules import Signal, fingerprint
 from monitor.config import Config
 from monitor.db.dialect import upsert
-from monitor.db.models import Report
+from monitor.db.models import CreditClaim, Report
 from monitor.reports.assemble import assemble
 from monitor.reports.inputs import gather
 from monitor.reports.model import MonthlyReport
@@ -67,4 +68,42 @@ def keep(session: Session, rendered: Rendered) -> None:
         row,
         ["month", "format", "policy_hash"],
         ["generated_at", "content", "summary"],
+    )
+
+
+def record_claims(session: Session, report: MonthlyReport) -> int:
+    """One credit claim per provider owed a credit this month (kept until marked claimed)."""
+    rows = 0
+    for provider in report.providers:
+        if provider.credit_amount <= 0 or provider.claim_deadline is None:
+            continue
+        row = {
+            "provider": provider.slug,
+            "month": report.month,
+            "scope": "provider",
+            "credit_pct": provider.credit_pct,
+            "deadline": provider.claim_deadline,
+        }
+        upsert(
+            session, CreditClaim, row, ["provider", "month", "scope"], ["credit_pct", "deadline"]
+        )
+        rows += 1
+    return rows
+
+
+def announcement(report: MonthlyReport, now: datetime) -> Signal:
+    """The message that tells the channels a month's report is ready, and what is owed."""
+    owed = [f"{p.slug} {p.credit_pct:.1f}%" for p in report.providers if p.credit_amount > 0]
+    summary = f"SLA report for {report.month} is ready" + (
+        f"; credits owed: {', '.join(owed)}" if owed else "; no credits owed"
+    )
+    labels = {"month": report.month, "policy_hash": report.policy_hash[:12]}
+    return Signal(
+        "monthly_report",
+        fingerprint("monthly_report", {"month": report.month}),
+        "info",
+        labels,
+        summary,
+        True,
+        now,
     )
