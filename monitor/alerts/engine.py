@@ -13,9 +13,9 @@ from sqlalchemy.orm import Session
 
 from monitor.alerts.routing import in_maintenance, route, silenced
 from monitor.alerts.rules import Signal
-from monitor.config.models import Config
+from monitor.config.models import Config, SilenceConfig
 from monitor.db.dialect import insert_ignoring_conflicts
-from monitor.db.models import Alert, Channel, Delivery, Incident, Provider
+from monitor.db.models import Alert, Channel, Delivery, Incident, Provider, Silence
 
 NOTICE_RULES = frozenset({"monthly_report", "credit_claim_due"})
 
@@ -64,7 +64,7 @@ def _fire(
         None,
     )
     alert.group_key = _incident_group(session, signal, config)
-    alert.suppressed = alert.group_key is not None or _muted(signal, config, now)
+    alert.suppressed = alert.group_key is not None or _muted(session, signal, config, now)
     alert.last_notified_at = None
     session.add(alert)
     session.flush()
@@ -106,8 +106,13 @@ def _resolve(
     return 1, _enqueue(session, alert, "resolved", signal, config, now) if notify else 0
 
 
-def _muted(signal: Signal, config: Config, now: datetime) -> bool:
-    return silenced(signal.labels, config.silences, now) or in_maintenance(
+def _muted(session: Session, signal: Signal, config: Config, now: datetime) -> bool:
+    """Silenced (config or API) or inside a maintenance window: recorded, not sent."""
+    stored = session.scalars(select(Silence).where(Silence.starts_at <= now, Silence.ends_at > now))
+    api_silences = [
+        SilenceConfig(match=s.matchers, start=s.starts_at, end=s.ends_at) for s in stored
+    ]
+    return silenced(signal.labels, [*config.silences, *api_silences], now) or in_maintenance(
         signal.labels, config.maintenance, now
     )
 
