@@ -57,6 +57,7 @@ def test_an_api_silence_mutes_matching_alerts_until_it_is_expired(
     assert [(s["match"], s["comment"], s["created_by"]) for s in listed] == [
         ({"target": "gpu-3"}, "replacing the NIC", "admin")
     ]
+    now = utcnow()  # the silence began when it was made
     signal = Signal(
         "target_down", "fp-gpu-3", "critical", {"target": "gpu-3"}, "gpu-3 is down", True, now
     )
