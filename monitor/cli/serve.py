@@ -55,6 +55,11 @@ def _sync_targets(engine: Engine, config: Config) -> None:
         sync_config_targets(session, config, utcnow())
 
 
+def kick_off(app: Any) -> None:
+    """Work that should not wait a full period after start: poll the feeds once now."""
+    app.send_task("slamon.feeds.poll_all")
+
+
 @click.command()
 def migrate() -> None:
     """Create or upgrade the database schema."""
@@ -102,6 +107,7 @@ def worker(
         argv.append(f"--concurrency={concurrency}")
     if embed_beat:
         argv += ["--beat", f"--schedule={settings.state_dir / 'beat-schedule'}"]
+        kick_off(app)
     app.worker_main(argv)
 
 
@@ -115,6 +121,7 @@ def beat(loglevel: str) -> None:
     preflight(settings)
     from workers.app import app
 
+    kick_off(app)
     app.start(["beat", f"--loglevel={loglevel}"])
 
 
