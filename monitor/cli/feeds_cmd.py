@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-_MONTH = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
+from monitor.cli.report_cmd import MONTH
 
 
 @click.group()
@@ -120,7 +119,7 @@ def stats(month: str, relevant: bool, as_json: bool) -> None:
     from monitor.feeds.stats import response_stats
     from workers.runtime import runtime
 
-    if not _MONTH.fullmatch(month):
+    if not MONTH.fullmatch(month):
         raise SlamonError(f"--month must look like 2026-11, not {month!r}")
     with runtime().sessions() as session:
         rows = response_stats(session, month, relevant_only=relevant)

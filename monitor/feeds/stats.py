@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -16,6 +16,7 @@ from monitor.feeds.response import (
     time_to_acknowledge,
     time_to_resolve,
 )
+from monitor.sla.math import month_period
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,10 +45,8 @@ class ResponseStats:
 
 def month_bounds(month: str) -> tuple[datetime, datetime]:
     """``YYYY-MM`` -> [first instant, first instant of the next month), UTC."""
-    year, mon = (int(p) for p in month.split("-"))
-    start = datetime(year, mon, 1, tzinfo=UTC)
-    end = datetime(year + mon // 12, mon % 12 + 1, 1, tzinfo=UTC)
-    return start, end
+    period = month_period(month)
+    return period.start, period.end
 
 
 def response_stats(

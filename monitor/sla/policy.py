@@ -326,6 +326,33 @@ _AWS_REGION_TIERS = (CreditTier(99.99, 10), CreditTier(99.0, 30), CreditTier(95.
 _AWS_CLAIM = ClaimRule("end_of_month_after_incident", 2)
 _AWS_URL = "https://aws.amazon.com/compute/sla/"
 
+
+def _aws_ec2(
+    name: str,
+    title: str,
+    scope: Scope,
+    target_pct: float,
+    tiers: tuple[CreditTier, ...],
+    region_min_zones: int | None = None,
+) -> SlaPolicy:
+    """An Amazon Compute SLA policy: continuous measurement, the 2022-05-05 terms."""
+    return SlaPolicy(
+        name=name,
+        provider="aws",
+        title=title,
+        scope=scope,
+        target_pct=target_pct,
+        measurement="continuous",
+        min_downtime_s=0,
+        region_min_zones=region_min_zones,
+        exclude_maintenance=True,
+        tiers=tiers,
+        claim_deadline=_AWS_CLAIM,
+        source_url=_AWS_URL,
+        terms_date=date(2022, 5, 5),
+    )
+
+
 # Amazon Compute SLA, Instance-Level SLA — https://aws.amazon.com/compute/sla/
 # Terms: the version of 2022-05-05 (now on /compute/sla/historical/, the newest whose date we
 # could read); every quotation of the current page we found gives the same numbers:
@@ -335,20 +362,12 @@ _AWS_URL = "https://aws.amazon.com/compute/sla/"
 # taken as UTC calendar months). Not modelled: the automatic non-charge for an hour with more
 # than six minutes of unavailability (applied by AWS without a claim). Measurement: AWS counts
 # time in the Unavailable state; we count it continuously (exact to the probe).
-AWS_EC2_INSTANCE = SlaPolicy(
+AWS_EC2_INSTANCE = _aws_ec2(
     name="aws-ec2-instance",
-    provider="aws",
     title="Amazon EC2 — Instance-Level SLA (single instance)",
     scope="instance",
     target_pct=99.5,
-    measurement="continuous",
-    min_downtime_s=0,
-    region_min_zones=None,
-    exclude_maintenance=True,
     tiers=_AWS_INSTANCE_TIERS,
-    claim_deadline=_AWS_CLAIM,
-    source_url=_AWS_URL,
-    terms_date=date(2022, 5, 5),
 )
 
 # Amazon Compute SLA, Region-Level SLA — https://aws.amazon.com/compute/sla/ (2022-05-05, as
@@ -357,20 +376,13 @@ AWS_EC2_INSTANCE = SlaPolicy(
 # more than one AZ in which you run instances is unavailable at once (region_min_zones=2): the
 # definition read in AWS's 2008 text; the 2022 text could not be read as far as its definition.
 # Same claim rule.
-AWS_EC2_REGION = SlaPolicy(
+AWS_EC2_REGION = _aws_ec2(
     name="aws-ec2-region",
-    provider="aws",
     title="Amazon EC2 — Region-Level SLA (instances in two or more AZs)",
     scope="region",
     target_pct=99.99,
-    measurement="continuous",
-    min_downtime_s=0,
-    region_min_zones=2,
-    exclude_maintenance=True,
     tiers=_AWS_REGION_TIERS,
-    claim_deadline=_AWS_CLAIM,
-    source_url=_AWS_URL,
-    terms_date=date(2022, 5, 5),
+    region_min_zones=2,
 )
 
 _GCP_URL = "https://cloud.google.com/compute/sla"
@@ -381,6 +393,33 @@ _GCP_URL = "https://cloud.google.com/compute/sla"
 # safer date: a claim filed by day 30 is in time under either reading.
 _GCP_CLAIM = ClaimRule("days_after_period", 30)
 
+
+def _gcp_compute(
+    name: str,
+    title: str,
+    scope: Scope,
+    target_pct: float,
+    tiers: tuple[CreditTier, ...],
+    terms_date: date,
+) -> SlaPolicy:
+    """A Compute Engine SLA policy: whole Downtime Periods of at least one minute."""
+    return SlaPolicy(
+        name=name,
+        provider="gcp",
+        title=title,
+        scope=scope,
+        target_pct=target_pct,
+        measurement="whole_minutes",
+        min_downtime_s=60,
+        region_min_zones=None,
+        exclude_maintenance=True,
+        tiers=tiers,
+        claim_deadline=_GCP_CLAIM,
+        source_url=_GCP_URL,
+        terms_date=terms_date,
+    )
+
+
 # Compute Engine SLA, "A Single Instance of all other families" (Premium Tier, regions other
 # than Mexico and Stockholm) — https://cloud.google.com/compute/sla (current page, undated in the
 # stored copy; 2023-08-29 is the newest dated version seen). SLO ≥ 99.9 % — confirmed on Google's
@@ -389,19 +428,12 @@ _GCP_CLAIM = ClaimRule("days_after_period", 30)
 # single-instance table (95–<99.5 → 10, 90–<95 → 25, <90 → 100) and in secondary copies of the
 # current one. "Downtime Period" = one or more consecutive minutes of Downtime; partial minutes
 # are not counted (whole_minutes, min 60 s) — read in verbatim copies of Google's 2020 text.
-GCP_COMPUTE_SINGLE_VM = SlaPolicy(
+GCP_COMPUTE_SINGLE_VM = _gcp_compute(
     name="gcp-compute-single-vm",
-    provider="gcp",
     title="Compute Engine — a single instance (all other families)",
     scope="instance",
     target_pct=99.9,
-    measurement="whole_minutes",
-    min_downtime_s=60,
-    region_min_zones=None,
-    exclude_maintenance=True,
     tiers=(CreditTier(99.9, 10), CreditTier(95.0, 25), CreditTier(90.0, 100)),
-    claim_deadline=_GCP_CLAIM,
-    source_url=_GCP_URL,
     terms_date=date(2023, 8, 29),
 )
 
@@ -412,19 +444,12 @@ GCP_COMPUTE_SINGLE_VM = SlaPolicy(
 # Credits 10 % below 99.99, 25 % below 99.0, 50 % below 95.0 — from the 2020 text (a verbatim
 # copy, and secondary summaries); NOT confirmed for the current page, whose lowest tier may be
 # 100 % now that its 50 % cap on credits reads differently. terms_date is that 2020 version.
-GCP_COMPUTE_MULTIZONE = SlaPolicy(
+GCP_COMPUTE_MULTIZONE = _gcp_compute(
     name="gcp-compute-multizone",
-    provider="gcp",
     title="Compute Engine — instances in multiple zones",
     scope="region",
     target_pct=99.99,
-    measurement="whole_minutes",
-    min_downtime_s=60,
-    region_min_zones=None,
-    exclude_maintenance=True,
     tiers=(CreditTier(99.99, 10), CreditTier(99.0, 25), CreditTier(95.0, 50)),
-    claim_deadline=_GCP_CLAIM,
-    source_url=_GCP_URL,
     terms_date=date(2020, 4, 7),
 )
 
@@ -442,60 +467,53 @@ _AZURE_CLAIM = ClaimRule("end_of_month_after_incident", 2)
 # Available Minutes" (only while the VMs are deployed) is the caller's period/unknown time.
 _AZURE_TERMS = date(2026, 9, 1)
 
+
+def _azure_vm(name: str, title: str, scope: Scope, target_pct: float) -> SlaPolicy:
+    """An Azure VM policy: credits 10 % below the target, 25 % below 99, 100 % below 95."""
+    return SlaPolicy(
+        name=name,
+        provider="azure",
+        title=title,
+        scope=scope,
+        target_pct=target_pct,
+        measurement="whole_minutes",
+        min_downtime_s=0,
+        region_min_zones=None,
+        exclude_maintenance=True,
+        tiers=(CreditTier(target_pct, 10), CreditTier(99.0, 25), CreditTier(95.0, 100)),
+        claim_deadline=_AZURE_CLAIM,
+        source_url=_AZURE_URL,
+        terms_date=_AZURE_TERMS,
+    )
+
+
 # Single-Instance VM with Premium SSD (or Premium SSD v2 / Ultra Disk) for all disks: 99.9 %;
 # credits 10 % below 99.9, 25 % below 99, 100 % below 95 — confirmed.
-AZURE_VM_SINGLE_PREMIUM = SlaPolicy(
+AZURE_VM_SINGLE_PREMIUM = _azure_vm(
     name="azure-vm-single-premium",
-    provider="azure",
     title="Azure Virtual Machines — single instance, Premium SSD / Ultra Disk",
     scope="instance",
     target_pct=99.9,
-    measurement="whole_minutes",
-    min_downtime_s=0,
-    region_min_zones=None,
-    exclude_maintenance=True,
-    tiers=(CreditTier(99.9, 10), CreditTier(99.0, 25), CreditTier(95.0, 100)),
-    claim_deadline=_AZURE_CLAIM,
-    source_url=_AZURE_URL,
-    terms_date=_AZURE_TERMS,
 )
 
 # Two or more VMs in one Availability Set (or Dedicated Host Group): connectivity to at least
 # one of them 99.95 % (a pool with min_up = 1); credits 10 % below 99.95, 25 % below 99,
 # 100 % below 95 — confirmed.
-AZURE_VM_AVAILABILITY_SET = SlaPolicy(
+AZURE_VM_AVAILABILITY_SET = _azure_vm(
     name="azure-vm-availability-set",
-    provider="azure",
     title="Azure Virtual Machines — two or more instances in an Availability Set",
     scope="pool",
     target_pct=99.95,
-    measurement="whole_minutes",
-    min_downtime_s=0,
-    region_min_zones=None,
-    exclude_maintenance=True,
-    tiers=(CreditTier(99.95, 10), CreditTier(99.0, 25), CreditTier(95.0, 100)),
-    claim_deadline=_AZURE_CLAIM,
-    source_url=_AZURE_URL,
-    terms_date=_AZURE_TERMS,
 )
 
 # Two or more VMs across two or more Availability Zones of a region: 99.99 %; Downtime = no VM
 # connectivity in the region (every zone down at once: region_min_zones=None); credits 10 %
 # below 99.99, 25 % below 99, 100 % below 95 — confirmed.
-AZURE_VM_ZONES = SlaPolicy(
+AZURE_VM_ZONES = _azure_vm(
     name="azure-vm-zones",
-    provider="azure",
     title="Azure Virtual Machines — instances across two or more Availability Zones",
     scope="region",
     target_pct=99.99,
-    measurement="whole_minutes",
-    min_downtime_s=0,
-    region_min_zones=None,
-    exclude_maintenance=True,
-    tiers=(CreditTier(99.99, 10), CreditTier(99.0, 25), CreditTier(95.0, 100)),
-    claim_deadline=_AZURE_CLAIM,
-    source_url=_AZURE_URL,
-    terms_date=_AZURE_TERMS,
 )
 
 BUILTIN_POLICIES: Mapping[str, SlaPolicy] = MappingProxyType(
