@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from monitor.errors import FeedParseError
 from monitor.feeds.aws_health import parse
-from monitor.feeds.model import CLOSED_STATUSES, IMPACTS, STATUSES, Incident
+from monitor.feeds.model import CLOSED_STATUSES, Incident
+from tests.monitor.feeds.fuzzing import (
+    FUZZ,
+    assert_well_formed,
+    at,
+    fuzz_raises_only_parse_errors,
+    json_values,
+)
 
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "feeds" / "aws-health"
 EVENTS = FIXTURE / "ai-status-aws-currentevents.json"
@@ -22,10 +27,6 @@ OREGON_ARN = (
     "arn:aws:health:us-west-2::event/MULTIPLE_SERVICES/AWS_MULTIPLE_SERVICES_OPERATIONAL_ISSUE/"
     "AWS_MULTIPLE_SERVICES_OPERATIONAL_ISSUE_926DB_F0036494EA4"
 )
-
-
-def at(text: str) -> datetime:
-    return datetime.fromisoformat(text).astimezone(UTC)
 
 
 def doc(*events: dict[str, Any]) -> bytes:
@@ -241,15 +242,6 @@ def test_truncated_document_raises_feed_parse_error() -> None:
 
 # --- properties -------------------------------------------------------------------------------
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
-    max_leaves=10,
-)
 epochs = st.integers(-(10**12), 10**13).map(str) | st.integers(0, 2 * 10**9) | json_values
 codes = st.sampled_from(["0", "1", "2", "3", 0, 3, "x"]) | json_values
 events = st.fixed_dictionaries(
@@ -279,13 +271,9 @@ events = st.fixed_dictionaries(
 )
 
 
-def assert_well_formed(incident: Incident) -> None:
-    assert incident.status in STATUSES
-    assert incident.impact in IMPACTS
+def assert_well_formed_aws(incident: Incident) -> None:
+    assert_well_formed(incident)
     assert incident.source_id
-    times = [u.at for u in incident.updates]
-    assert times == sorted(times)
-    assert all(t.utcoffset() is not None for t in times)
     assert (incident.resolved_at is not None) == (incident.status in CLOSED_STATUSES)
 
 
@@ -295,30 +283,14 @@ def test_any_event_shaped_document_parses_into_well_formed_incidents(
     document: list[dict[str, Any]],
 ) -> None:
     for incident in parse(json.dumps(document).encode()):
-        assert_well_formed(incident)
+        assert_well_formed_aws(incident)
 
 
-@FUZZ
-@given(st.binary(max_size=300))
-def test_arbitrary_bytes_raise_nothing_but_feed_parse_error(raw: bytes) -> None:
-    with contextlib.suppress(FeedParseError):
-        parse(raw)
-
-
-@FUZZ
-@given(
-    st.integers(0, len(EVENTS.read_bytes())),
-    st.lists(st.tuples(st.integers(0, 3_000), st.binary(min_size=1, max_size=3)), max_size=6),
-    st.booleans(),
+test_arbitrary_or_mutated_fixture_bytes_raise_nothing_but_feed_parse_error = (
+    fuzz_raises_only_parse_errors(
+        parse,
+        "aws-health",
+        [EVENTS.read_bytes(), b"\xfe\xff" + EVENTS.read_text(encoding="utf-8").encode("utf-16-be")],
+        shortest_cut=501,
+    )
 )
-def test_mutated_fixture_bytes_raise_nothing_but_feed_parse_error(
-    cut: int, edits: list[tuple[int, bytes]], as_utf16: bool
-) -> None:
-    raw = EVENTS.read_bytes()
-    if as_utf16:
-        raw = b"\xfe\xff" + raw.decode("utf-8").encode("utf-16-be")
-    mutated = bytearray(raw[:cut] if cut > 500 else raw)
-    for position, replacement in edits:
-        mutated[position : position + len(replacement)] = replacement
-    with contextlib.suppress(FeedParseError):
-        parse(bytes(mutated))

@@ -2,25 +2,26 @@
 
 from __future__ import annotations
 
-import contextlib
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from monitor.errors import FeedParseError
 from monitor.feeds.aws_rss import parse
-from monitor.feeds.model import CLOSED_STATUSES, IMPACTS, STATUSES, Incident
+from monitor.feeds.model import CLOSED_STATUSES, Incident
+from tests.monitor.feeds.fuzzing import (
+    FUZZ,
+    assert_well_formed,
+    at,
+    fuzz_raises_only_parse_errors,
+)
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "feeds" / "aws-rss"
 ALL_RSS = FIXTURES / "checkmk-aws-all-rss-2023-02.rss"
 EC2_TITLE = "Amazon Elastic Compute Cloud (N. Virginia) Service Status"
-
-
-def at(text: str) -> datetime:
-    return datetime.fromisoformat(text).astimezone(UTC)
 
 
 def item(
@@ -315,16 +316,10 @@ def test_complete_feed_with_a_stray_ampersand_is_still_read() -> None:
 
 # --- properties -------------------------------------------------------------------------------
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-
-def assert_well_formed(incident: Incident) -> None:
-    assert incident.status in STATUSES
-    assert incident.impact in IMPACTS
+def assert_well_formed_aws(incident: Incident) -> None:
+    assert_well_formed(incident)
     assert incident.source_id
-    times = [u.at for u in incident.updates]
-    assert times == sorted(times)
-    assert all(t.utcoffset() is not None for t in times)
     assert (incident.resolved_at is not None) == (incident.status in CLOSED_STATUSES)
 
 
@@ -346,26 +341,9 @@ def test_any_item_mix_parses_into_well_formed_incidents(
 ) -> None:
     safe = [(p, t.replace("]]>", ""), d, g) for p, t, d, g in items]
     for incident in parse(rss(*(item(p + t, d, g) for p, t, d, g in safe))):
-        assert_well_formed(incident)
+        assert_well_formed_aws(incident)
 
 
-@FUZZ
-@given(st.binary(max_size=300))
-def test_arbitrary_bytes_raise_nothing_but_feed_parse_error(raw: bytes) -> None:
-    with contextlib.suppress(FeedParseError):
-        parse(raw)
-
-
-@FUZZ
-@given(
-    st.integers(0, len(ALL_RSS.read_bytes())),
-    st.lists(st.tuples(st.integers(0, 2_000), st.binary(min_size=1, max_size=3)), max_size=6),
+test_arbitrary_or_mutated_fixture_bytes_raise_nothing_but_feed_parse_error = (
+    fuzz_raises_only_parse_errors(parse, "aws-rss", [ALL_RSS.read_bytes()])
 )
-def test_mutated_fixture_bytes_raise_nothing_but_feed_parse_error(
-    cut: int, edits: list[tuple[int, bytes]]
-) -> None:
-    raw = bytearray(ALL_RSS.read_bytes()[:cut])
-    for position, replacement in edits:
-        raw[position : position + len(replacement)] = replacement
-    with contextlib.suppress(FeedParseError):
-        parse(bytes(raw))

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from monitor.errors import FeedParseError
 from monitor.feeds.azure_rss import parse, split_status
-from monitor.feeds.model import CLOSED_STATUSES, IMPACTS, STATUSES, Incident
+from monitor.feeds.model import Incident
+from tests.monitor.feeds.fuzzing import FUZZ, assert_well_formed, at, fuzz_raises_only_parse_errors
 
 FIXTURE = (
     Path(__file__).parents[2]
@@ -22,10 +21,6 @@ FIXTURE = (
     / "checkmk-azure-status-feed-2022-11-edited.rss"
 )
 STATUS_PAGE = "https://status.azure.com/en-us/status/"
-
-
-def at(text: str) -> datetime:
-    return datetime.fromisoformat(text).astimezone(UTC)
 
 
 def rss(*items: str) -> bytes:
@@ -214,7 +209,6 @@ def test_truncated_feed_raises_feed_parse_error() -> None:
 
 # --- properties -------------------------------------------------------------------------------
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 xml_text = st.text(
     st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="<&>"), max_size=30
 )
@@ -243,30 +237,10 @@ def test_any_item_mix_parses_into_well_formed_incidents(
         )
     )
     for incident in parse(feed):
-        assert incident.status in STATUSES
-        assert incident.impact in IMPACTS
+        assert_well_formed(incident)
         assert incident.source_id
-        assert incident.resolved_at is None or incident.status in CLOSED_STATUSES
-        assert all(u.at.utcoffset() is not None for u in incident.updates)
 
 
-@FUZZ
-@given(st.binary(max_size=300))
-def test_arbitrary_bytes_raise_nothing_but_feed_parse_error(raw: bytes) -> None:
-    with contextlib.suppress(FeedParseError):
-        parse(raw)
-
-
-@FUZZ
-@given(
-    st.integers(0, len(FIXTURE.read_bytes())),
-    st.lists(st.tuples(st.integers(0, 1_300), st.binary(min_size=1, max_size=3)), max_size=6),
+test_arbitrary_or_mutated_fixture_bytes_raise_nothing_but_feed_parse_error = (
+    fuzz_raises_only_parse_errors(parse, "azure-rss", [FIXTURE.read_bytes()])
 )
-def test_mutated_fixture_bytes_raise_nothing_but_feed_parse_error(
-    cut: int, edits: list[tuple[int, bytes]]
-) -> None:
-    raw = bytearray(FIXTURE.read_bytes()[:cut])
-    for position, replacement in edits:
-        raw[position : position + len(replacement)] = replacement
-    with contextlib.suppress(FeedParseError):
-        parse(bytes(raw))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 from datetime import UTC, datetime
@@ -10,21 +9,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from monitor.errors import FeedParseError
 from monitor.feeds import betterstack
 from monitor.feeds.betterstack import parse
-from monitor.feeds.model import CLOSED_STATUSES, IMPACTS, STATUSES, Incident
+from monitor.feeds.model import Incident
+from tests.monitor.feeds.fuzzing import (
+    FUZZ,
+    assert_well_formed,
+    at,
+    fuzz_raises_only_parse_errors,
+    json_values,
+)
 
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "feeds" / "betterstack"
 TOGETHER = FIXTURE / "ai-status-together-index.json"
 TOGETHER_DOC: dict[str, Any] = json.loads(TOGETHER.read_bytes())
-
-
-def at(text: str) -> datetime:
-    return datetime.fromisoformat(text).astimezone(UTC)
 
 
 @pytest.fixture(scope="module")
@@ -281,15 +283,6 @@ def test_unreadable_document_raises_feed_parse_error_naming_the_kind(raw: bytes)
 
 # --- fuzzing --------------------------------------------------------------------------------------
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
-    max_leaves=10,
-)
 times = st.datetimes(timezones=st.just(UTC)).map(datetime.isoformat) | json_values
 ids = st.sampled_from(["1", "2", "3", 1, 2]) | json_values
 affected = st.lists(
@@ -363,40 +356,12 @@ def test_any_betterstack_shaped_document_parses_into_well_formed_incidents(
     document: dict[str, Any],
 ) -> None:
     for item in parse(json.dumps(document).encode()):
-        assert item.status in STATUSES
-        assert item.impact in IMPACTS
-        assert [u.at for u in item.updates] == sorted(u.at for u in item.updates)
-        if item.status not in CLOSED_STATUSES:
-            assert item.resolved_at is None
-        if item.is_maintenance:
-            assert {item.status, *(u.status for u in item.updates)} <= {
-                "scheduled",
-                "in_progress",
-                "verifying",
-                "completed",
-            }
+        assert_well_formed(item)
 
 
-@FUZZ
-@given(st.binary(max_size=300))
-def test_arbitrary_bytes_raise_nothing_but_feed_parse_error(raw: bytes) -> None:
-    with contextlib.suppress(FeedParseError):
-        parse(raw)
-
-
-@FUZZ
-@given(
-    st.integers(0, len(TOGETHER.read_bytes())),
-    st.lists(st.tuples(st.integers(0, 20_000), st.binary(min_size=1, max_size=3)), max_size=6),
+test_arbitrary_or_mutated_fixture_bytes_raise_nothing_but_feed_parse_error = (
+    fuzz_raises_only_parse_errors(parse, "betterstack", [TOGETHER.read_bytes()], shortest_cut=1001)
 )
-def test_mutated_fixture_bytes_raise_nothing_but_feed_parse_error(
-    cut: int, edits: list[tuple[int, bytes]]
-) -> None:
-    raw = bytearray(TOGETHER.read_bytes()[:cut] if cut > 1000 else TOGETHER.read_bytes())
-    for position, replacement in edits:
-        raw[position : position + len(replacement)] = replacement
-    with contextlib.suppress(FeedParseError):
-        parse(bytes(raw))
 
 
 def test_module_names_its_kind() -> None:

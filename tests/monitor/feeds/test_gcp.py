@@ -2,27 +2,29 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from monitor.errors import FeedParseError
 from monitor.feeds.gcp import markdown_to_text, parse
-from monitor.feeds.model import CLOSED_STATUSES, IMPACTS, STATUSES, Incident
+from monitor.feeds.model import CLOSED_STATUSES, Incident
+from tests.monitor.feeds.fuzzing import (
+    FUZZ,
+    assert_well_formed,
+    at,
+    fuzz_raises_only_parse_errors,
+    json_values,
+)
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "feeds" / "gcp"
 INCIDENTS = FIXTURES / "gcp-incidents-excerpt-2022-07.json"
 PRODUCTS = FIXTURES / "ai-status-gcp-products-trimmed.json"
-
-
-def at(text: str) -> datetime:
-    return datetime.fromisoformat(text).astimezone(UTC)
 
 
 def doc(*incidents: dict[str, Any]) -> bytes:
@@ -336,15 +338,6 @@ def test_truncated_document_raises_feed_parse_error() -> None:
 
 # --- properties -------------------------------------------------------------------------------
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
-    max_leaves=10,
-)
 times = st.one_of(
     st.datetimes(timezones=st.just(UTC)).map(datetime.isoformat),
     st.sampled_from(["2022-07-01T13:37:44+00:00", "soon", "", "99999999999999999999"]),
@@ -386,13 +379,9 @@ incidents = st.fixed_dictionaries(
 )
 
 
-def assert_well_formed(item: Incident) -> None:
-    assert item.status in STATUSES
-    assert item.impact in IMPACTS
+def assert_well_formed_gcp(item: Incident) -> None:
+    assert_well_formed(item)
     assert item.source_id
-    for moment in (item.started_at, item.resolved_at, *(u.at for u in item.updates)):
-        assert moment is None or moment.utcoffset() is not None
-    assert [u.at for u in item.updates] == sorted(u.at for u in item.updates)
     assert (item.resolved_at is not None) == (item.status in CLOSED_STATUSES)
     assert len(set(item.regions)) == len(item.regions)
     assert all(isinstance(r, str) and r for r in item.regions)
@@ -404,26 +393,9 @@ def test_any_incident_shaped_document_parses_into_well_formed_incidents(
     document: list[dict[str, Any]],
 ) -> None:
     for item in parse(json.dumps(document).encode()):
-        assert_well_formed(item)
+        assert_well_formed_gcp(item)
 
 
-@FUZZ
-@given(st.binary(max_size=300))
-def test_arbitrary_bytes_raise_nothing_but_feed_parse_error(raw: bytes) -> None:
-    with contextlib.suppress(FeedParseError):
-        parse(raw)
-
-
-@FUZZ
-@given(
-    st.integers(0, len(INCIDENTS.read_bytes())),
-    st.lists(st.tuples(st.integers(0, 60_000), st.binary(min_size=1, max_size=3)), max_size=6),
+test_arbitrary_or_mutated_fixture_bytes_raise_nothing_but_feed_parse_error = (
+    fuzz_raises_only_parse_errors(parse, "gcp", [INCIDENTS.read_bytes()], shortest_cut=1001)
 )
-def test_mutated_fixture_bytes_raise_nothing_but_feed_parse_error(
-    cut: int, edits: list[tuple[int, bytes]]
-) -> None:
-    raw = bytearray(INCIDENTS.read_bytes()[:cut] if cut > 1000 else INCIDENTS.read_bytes())
-    for position, replacement in edits:
-        raw[position : position + len(replacement)] = replacement
-    with contextlib.suppress(FeedParseError):
-        parse(bytes(raw))

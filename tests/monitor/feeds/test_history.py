@@ -14,11 +14,7 @@ from monitor.feeds.history import (
     to_updates,
 )
 from monitor.feeds.model import IncidentUpdate
-
-
-def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
-    return datetime(year, month, day, hour, minute, tzinfo=UTC)
-
+from tests.monitor.feeds.fuzzing import utc
 
 STATUSPAGE_BODY = (
     "<p><small>Aug <var>21</var>, <var>00:37</var> UTC</small><br /> <strong>Resolved</strong> - "

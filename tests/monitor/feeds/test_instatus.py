@@ -2,28 +2,29 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from monitor.errors import FeedParseError
 from monitor.feeds import instatus
 from monitor.feeds.instatus import parse, read_instatus_time
-from monitor.feeds.model import CLOSED_STATUSES, IMPACTS, STATUSES
+from tests.monitor.feeds.fuzzing import (
+    FUZZ,
+    assert_well_formed,
+    at,
+    fuzz_raises_only_parse_errors,
+    json_values,
+)
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "feeds" / "instatus"
 SUMMARY = FIXTURES / "ai-status-perplexity-summary.json"
 COMPONENTS = FIXTURES / "ai-status-perplexity-components.json"
-
-
-def at(text: str) -> datetime:
-    return datetime.fromisoformat(text).astimezone(UTC)
 
 
 def incident_item(**fields: Any) -> dict[str, Any]:
@@ -315,15 +316,6 @@ def test_unreadable_document_raises_feed_parse_error_naming_the_kind(raw: bytes)
 
 # --- fuzzing --------------------------------------------------------------------------------------
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
-    max_leaves=10,
-)
 times = st.one_of(
     st.datetimes(timezones=st.just(UTC)).map(datetime.isoformat),
     st.just("Sat Jun 11 2022 18:55:50 GMT+0000 (Coordinated Universal Time)"),
@@ -360,32 +352,14 @@ def test_any_instatus_shaped_document_parses_into_well_formed_incidents(
     document: dict[str, Any],
 ) -> None:
     for item in parse(json.dumps(document).encode()):
-        assert item.status in STATUSES
-        assert item.impact in IMPACTS
-        assert all(t is None or t.tzinfo is UTC for t in (item.started_at, item.resolved_at))
-        if item.status not in CLOSED_STATUSES:
-            assert item.resolved_at is None
-        if item.is_maintenance:
-            assert item.status in {"scheduled", "in_progress", "verifying", "completed"}
+        assert_well_formed(item)
 
 
-@FUZZ
-@given(st.binary(max_size=300))
-def test_arbitrary_bytes_raise_nothing_but_feed_parse_error(raw: bytes) -> None:
-    with contextlib.suppress(FeedParseError):
-        parse(raw)
-
-
-@FUZZ
-@given(st.lists(st.tuples(st.integers(0, 600), st.binary(min_size=1, max_size=3)), max_size=6))
-def test_mutated_summary_bytes_raise_nothing_but_feed_parse_error(
-    edits: list[tuple[int, bytes]],
-) -> None:
-    raw = bytearray(summary([incident_item()], [maintenance_item()]))
-    for position, replacement in edits:
-        raw[position : position + len(replacement)] = replacement
-    with contextlib.suppress(FeedParseError):
-        parse(bytes(raw))
+test_arbitrary_or_mutated_summary_bytes_raise_nothing_but_feed_parse_error = (
+    fuzz_raises_only_parse_errors(
+        parse, "instatus", [summary([incident_item()], [maintenance_item()])], shortest_cut=None
+    )
+)
 
 
 def test_module_names_its_kind() -> None:

@@ -6,22 +6,24 @@ from html import escape
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import given
 
 from monitor.errors import FeedParseError
 from monitor.feeds import rss
 from monitor.feeds.model import Incident, stable_id
+from tests.monitor.feeds.fuzzing import (
+    FUZZ,
+    fuzz_raises_only_parse_errors,
+    parse_or_error,
+    spliced,
+    utc,
+)
 from tests.support import FIXTURES
 
 HISTORY = FIXTURES / "feeds" / "statuspage-history"
 GITHUB_2026 = (HISTORY / "github-history-2026-08.atom").read_bytes()
 GITHUB_MAINTENANCE = (HISTORY / "github-history-maintenance-2025-07.atom").read_bytes()
 TAG = "tag:www.githubstatus.com,2005:Incident/"
-
-
-def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
-    return datetime(year, month, day, hour, minute, tzinfo=UTC)
 
 
 def rss_doc(*items: str, title: str = "Acme Status", encoding: str = "UTF-8") -> str:
@@ -509,36 +511,23 @@ def test_reparsing_the_same_bytes_gives_equal_json_ready_results() -> None:
     )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.binary(max_size=400))
-def test_arbitrary_bytes_give_incidents_or_feed_parse_error(raw: bytes) -> None:
-    outcome = parse_or_error(raw)
-
-    assert isinstance(outcome, list) or outcome.kind == "rss"
-
-
-def parse_or_error(raw: bytes) -> list[Incident] | FeedParseError:
-    """Only FeedParseError may escape ``parse``; anything else fails the test."""
-    try:
-        return rss.parse(raw)
-    except FeedParseError as exc:
-        return exc
-
-
 SMALL_FEED = rss_doc(
     rss_item(description=stamped("Aug 21", "00:37", "Resolved", "x")),
     rss_item(guid="acme-2", description="<p>This incident affected: A (B, C) and D.</p>"),
 ).encode()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.data())
-def test_mutated_feed_bytes_give_incidents_or_feed_parse_error(data: st.DataObject) -> None:
-    start = data.draw(st.integers(0, len(SMALL_FEED)), label="start")
-    end = data.draw(st.integers(start, min(len(SMALL_FEED), start + 40)), label="end")
-    raw = SMALL_FEED[:start] + data.draw(st.binary(max_size=40), label="insert") + SMALL_FEED[end:]
+test_arbitrary_or_mutated_feed_bytes_give_incidents_or_feed_parse_error = (
+    fuzz_raises_only_parse_errors(rss.parse, "rss", [SMALL_FEED])
+)
 
-    outcome = parse_or_error(raw)
+
+@FUZZ
+@given(spliced(SMALL_FEED, width=40))
+def test_spliced_feed_bytes_give_incidents_with_utc_updates_or_feed_parse_error(
+    raw: bytes,
+) -> None:
+    outcome = parse_or_error(rss.parse, "rss", raw)
 
     if isinstance(outcome, list):
         assert all(update.at.tzinfo is UTC for i in outcome for update in i.updates)

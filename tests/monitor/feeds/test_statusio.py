@@ -1,23 +1,25 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from html import escape
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings
 
 from monitor.errors import FeedParseError
 from monitor.feeds import statusio
 from monitor.feeds.model import Incident
+from tests.monitor.feeds.fuzzing import (
+    FUZZ,
+    fuzz_raises_only_parse_errors,
+    parse_or_error,
+    spliced,
+    utc,
+)
 from tests.support import FIXTURES
 
 COREWEAVE = (FIXTURES / "feeds" / "statusio" / "coreweave-statusio-rss-2026-09.xml").read_bytes()
 PAGE = "5e126e998f2f032e1f8f0f4b"
-
-
-def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
-    return datetime(year, month, day, hour, minute, tzinfo=UTC)
 
 
 def channel(*items: str, title: str = "CoreWeave Cloud") -> bytes:
@@ -364,30 +366,15 @@ def test_reparsing_the_same_bytes_gives_equal_results() -> None:
     assert statusio.parse(COREWEAVE) == statusio.parse(COREWEAVE)
 
 
-def parse_or_error(raw: bytes) -> list[Incident] | FeedParseError:
-    """Only FeedParseError may escape ``parse``; anything else fails the test."""
-    try:
-        return statusio.parse(raw)
-    except FeedParseError as exc:
-        return exc
+test_arbitrary_or_mutated_fixture_bytes_give_incidents_or_feed_parse_error = (
+    fuzz_raises_only_parse_errors(statusio.parse, "statusio", [COREWEAVE])
+)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.binary(max_size=400))
-def test_arbitrary_bytes_give_incidents_or_feed_parse_error(raw: bytes) -> None:
-    outcome = parse_or_error(raw)
-
-    assert isinstance(outcome, list) or outcome.kind == "statusio"
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.data())
-def test_mutated_fixture_bytes_give_incidents_or_feed_parse_error(data: st.DataObject) -> None:
-    start = data.draw(st.integers(0, len(COREWEAVE)), label="start")
-    end = data.draw(st.integers(start, min(len(COREWEAVE), start + 60)), label="end")
-    raw = COREWEAVE[:start] + data.draw(st.binary(max_size=60), label="insert") + COREWEAVE[end:]
-
-    outcome = parse_or_error(raw)
+@settings(FUZZ, max_examples=60)
+@given(spliced(COREWEAVE, width=60))
+def test_spliced_fixture_bytes_give_incidents_or_feed_parse_error(raw: bytes) -> None:
+    outcome = parse_or_error(statusio.parse, "statusio", raw)
 
     if isinstance(outcome, list):
         assert all(i.is_maintenance == (i.impact == "maintenance") for i in outcome)

@@ -2,28 +2,29 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from monitor.errors import FeedParseError
 from monitor.feeds import statuspage
-from monitor.feeds.model import CLOSED_STATUSES, IMPACTS, STATUSES, Incident
+from monitor.feeds.model import IMPACTS, STATUSES, Incident
 from monitor.feeds.statuspage import parse
+from tests.monitor.feeds.fuzzing import (
+    FUZZ,
+    assert_well_formed,
+    at,
+    fuzz_raises_only_parse_errors,
+    json_values,
+)
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "feeds" / "statuspage"
 CLOUDFLARE = FIXTURES / "ai-status-cloudflare-summary-trimmed.json"
-MAINTENANCE_STATUSES = {"scheduled", "in_progress", "verifying", "completed"}
-
-
-def at(text: str) -> datetime:
-    return datetime.fromisoformat(text).astimezone(UTC)
 
 
 def doc(**parts: Any) -> bytes:
@@ -388,15 +389,6 @@ def test_unreadable_document_raises_feed_parse_error_naming_the_kind(raw: bytes)
 
 # --- fuzzing --------------------------------------------------------------------------------------
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
-    max_leaves=10,
-)
 times = st.one_of(
     st.datetimes(timezones=st.just(UTC)).map(datetime.isoformat),
     st.sampled_from(["2019-02-20T12:00:19.418-06:00", "2026-09-14T06:00:00.000Z", "soon", ""]),
@@ -438,20 +430,6 @@ documents = st.fixed_dictionaries(
 )
 
 
-def assert_well_formed(item: Incident) -> None:
-    times_seen = [item.started_at, item.resolved_at, *(u.at for u in item.updates)]
-    assert all(t is None or t.tzinfo is UTC for t in times_seen)
-    assert item.status in STATUSES
-    assert item.impact in IMPACTS
-    assert [u.at for u in item.updates] == sorted(u.at for u in item.updates)
-    if item.status not in CLOSED_STATUSES:
-        assert item.resolved_at is None
-    if item.is_maintenance:
-        assert item.impact == "maintenance"
-        assert {item.status, *(u.status for u in item.updates)} <= MAINTENANCE_STATUSES
-    assert len(set(item.components)) == len(item.components)
-
-
 @FUZZ
 @given(documents)
 def test_any_statuspage_shaped_document_parses_into_well_formed_incidents(
@@ -459,28 +437,14 @@ def test_any_statuspage_shaped_document_parses_into_well_formed_incidents(
 ) -> None:
     for item in parse(json.dumps(document).encode()):
         assert_well_formed(item)
+        if item.is_maintenance:
+            assert item.impact == "maintenance"
+        assert len(set(item.components)) == len(item.components)
 
 
-@FUZZ
-@given(st.binary(max_size=300))
-def test_arbitrary_bytes_raise_nothing_but_feed_parse_error(raw: bytes) -> None:
-    with contextlib.suppress(FeedParseError):
-        parse(raw)
-
-
-@FUZZ
-@given(
-    st.integers(0, len(CLOUDFLARE.read_bytes())),
-    st.lists(st.tuples(st.integers(0, 40_000), st.binary(min_size=1, max_size=3)), max_size=6),
+test_arbitrary_or_mutated_fixture_bytes_raise_nothing_but_feed_parse_error = (
+    fuzz_raises_only_parse_errors(parse, "statuspage", [CLOUDFLARE.read_bytes()], shortest_cut=1001)
 )
-def test_mutated_fixture_bytes_raise_nothing_but_feed_parse_error(
-    cut: int, edits: list[tuple[int, bytes]]
-) -> None:
-    raw = bytearray(CLOUDFLARE.read_bytes()[:cut] if cut > 1000 else CLOUDFLARE.read_bytes())
-    for position, replacement in edits:
-        raw[position : position + len(replacement)] = replacement
-    with contextlib.suppress(FeedParseError):
-        parse(bytes(raw))
 
 
 def test_module_names_its_kind() -> None:
