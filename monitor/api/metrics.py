@@ -1,13 +1,23 @@
-"""/metrics in the Prometheus text format (prometheus-client)."""
+"""/metrics in the Prometheus text format (prometheus-client): process metrics plus the
+deployment's state read from the database at scrape time."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Response
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
+from sqlalchemy.orm import Session
+
+from monitor.api.deps import db_session
+from monitor.metrics import SlamonCollector
 
 router = APIRouter()
 
 
 @router.get("/metrics", tags=["metrics"], include_in_schema=False)
-def metrics() -> Response:
-    return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
+def metrics(session: Annotated[Session, Depends(db_session)]) -> Response:
+    registry = CollectorRegistry()
+    registry.register(SlamonCollector(session))
+    body = generate_latest(REGISTRY) + generate_latest(registry)
+    return Response(body, media_type=CONTENT_TYPE_LATEST)

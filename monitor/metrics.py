@@ -1,0 +1,150 @@
+"""Prometheus metrics read from the database at scrape time (one collector, a few grouped
+queries): whatever process serves /metrics reports the whole deployment, not its own memory."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from monitor.db.base import utcnow
+from monitor.db.models import Alert, Delivery, Feed, Incident, Outage, Provider, Target, TargetState
+from monitor.sla.intervals import Span, clip, merge, total
+from monitor.sla.math import month_period
+
+TARGET_LABELS = ["target", "provider", "region", "pool"]
+STATE_VALUE = {"up": 1.0, "down": 0.0}
+
+
+class SlamonCollector(Collector):
+    """Collects from ``session`` (one scrape's database session)."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def collect(self) -> Iterator[Metric]:
+        yield from _targets(self.session, utcnow())
+        yield _open_incidents(self.session)
+        yield _feed_failures(self.session)
+        yield _alerts(self.session)
+        yield _deliveries(self.session)
+
+
+def _labels(t: Target) -> list[str]:
+    return [t.name, t.provider or "", t.region or "", t.pool or ""]
+
+
+def _targets(session: Session, now: datetime) -> Iterator[Metric]:
+    up = GaugeMetricFamily(
+        "slamon_target_up",
+        "1 when the target is up (quorum of vantages), 0 when down; absent while unknown",
+        labels=TARGET_LABELS,
+    )
+    usable = GaugeMetricFamily(
+        "slamon_target_usable", "1 when reachable and all GPUs healthy", labels=TARGET_LABELS
+    )
+    uptime = GaugeMetricFamily(
+        "slamon_target_month_uptime_ratio",
+        "Month-to-date share of the target's lifetime not inside a reachable outage",
+        labels=TARGET_LABELS,
+    )
+    targets = {t.id: t for t in session.scalars(select(Target).where(Target.retired_at.is_(None)))}
+    states = session.execute(
+        select(TargetState.target_id, TargetState.series, TargetState.state).where(
+            TargetState.vantage == "*", TargetState.target_id.in_(targets)
+        )
+    )
+    for target_id, series, state in states:
+        if state in STATE_VALUE:
+            family = up if series == "reachable" else usable
+            family.add_metric(_labels(targets[target_id]), STATE_VALUE[state])
+    month = month_period(f"{now:%Y-%m}")
+    for target_id, spans in _month_outages(session, list(targets), month.start, now).items():
+        target = targets[target_id]
+        start = max(month.start, target.created_at)
+        if now > start:
+            down = total(merge(clip(spans, start, now))).total_seconds()
+            uptime.add_metric(_labels(target), 1 - down / (now - start).total_seconds())
+    yield from (up, usable, uptime)
+
+
+def _month_outages(
+    session: Session, ids: list[int], start: datetime, now: datetime
+) -> dict[int, list[Span]]:
+    spans: dict[int, list[Span]] = {i: [] for i in ids}
+    query = select(Outage.target_id, Outage.start, Outage.end).where(
+        Outage.target_id.in_(ids),
+        Outage.series == "reachable",
+        Outage.end.is_(None) | (Outage.end > start),
+    )
+    for target_id, begin, end in session.execute(query):
+        stop = min(end or now, now)
+        if stop > begin:
+            spans[target_id].append(Span(begin, stop))
+    return spans
+
+
+def _open_incidents(session: Session) -> Metric:
+    family = GaugeMetricFamily(
+        "slamon_provider_open_incidents",
+        "Open provider incidents touching your regions/components",
+        labels=["provider"],
+    )
+    query = (
+        select(Provider.slug, func.count(Incident.id))
+        .join(Incident, isouter=True)
+        .where(
+            (Incident.id.is_(None))
+            | (
+                (Incident.resolved_at.is_(None))
+                & Incident.relevant.is_(True)
+                & Incident.is_maintenance.is_(False)
+            )
+        )
+        .group_by(Provider.slug)
+    )
+    for slug, count in session.execute(query):
+        family.add_metric([slug], float(count))
+    return family
+
+
+def _feed_failures(session: Session) -> Metric:
+    family = GaugeMetricFamily(
+        "slamon_feed_consecutive_failures",
+        "Failed polls in a row per status feed",
+        labels=["provider", "kind"],
+    )
+    for slug, kind, failures in session.execute(
+        select(Provider.slug, Feed.kind, Feed.consecutive_failures)
+        .join(Provider)
+        .where(Feed.enabled.is_(True))
+    ):
+        family.add_metric([slug, kind], float(failures))
+    return family
+
+
+def _alerts(session: Session) -> Metric:
+    family = GaugeMetricFamily("slamon_alerts_firing", "Firing alerts", labels=["rule", "severity"])
+    query = (
+        select(Alert.rule, Alert.severity, func.count())
+        .where(Alert.state == "firing")
+        .group_by(Alert.rule, Alert.severity)
+    )
+    for rule, severity, count in session.execute(query):
+        family.add_metric([rule, severity], float(count))
+    return family
+
+
+def _deliveries(session: Session) -> Metric:
+    family = GaugeMetricFamily(
+        "slamon_deliveries", "Notification deliveries by status", labels=["status"]
+    )
+    for status, count in session.execute(
+        select(Delivery.status, func.count()).group_by(Delivery.status)
+    ):
+        family.add_metric([status], float(count))
+    return family
