@@ -1,0 +1,117 @@
+"""The status page in a real headless Chromium (Debian's /usr/bin/chromium via playwright):
+`slamon api` serves a migrated SQLite file with seeded rows; the page loads, shows them, logs no
+console errors, and leaves a screenshot in the test's tmp dir."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy.orm import Session
+
+from monitor.db.engine import make_engine
+from monitor.db.migrate import upgrade
+from tests.monitor.api.test_status_page import seed
+from tests.support import REQUIRE_SERVICES, slamon_command, wait_for
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+pytestmark = pytest.mark.slow
+
+if not CHROMIUM.exists() and not REQUIRE_SERVICES:
+    pytest.skip(
+        "Debian's chromium is not installed (/usr/bin/chromium); apt-get install chromium",
+        allow_module_level=True,
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=1).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[str]:
+    """`slamon api` on a free port over a migrated, seeded SQLite file; its base URL."""
+    database_url = f"sqlite:///{tmp_path / 'slamon.db'}"
+    engine = make_engine(database_url)
+    upgrade(engine)
+    with Session(engine) as session:
+        seed(session)
+    engine.dispose()
+    port = free_port()
+    env = {
+        **os.environ,
+        "SLAMON_DATABASE_URL": database_url,
+        "SLAMON_CONFIG": str(tmp_path / "none.yaml"),
+        "SLAMON_STATE_DIR": str(tmp_path / "state"),
+    }
+    log = (tmp_path / "api.log").open("wb")
+    server = subprocess.Popen(
+        [*slamon_command(), "api", "--port", str(port)], env=env, stdout=log, stderr=log
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(lambda: server.poll() is not None or _answers(f"{base}/healthz"))
+        assert server.poll() is None, (tmp_path / "api.log").read_text()
+        yield base
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+        log.close()
+
+
+def test_status_page_loads_in_chromium_with_seeded_data_and_no_console_errors(
+    served: str, tmp_path: Path
+) -> None:
+    assert CHROMIUM.exists(), "Debian's chromium is required here: apt-get install -y chromium"
+    from playwright.sync_api import sync_playwright
+
+    messages: list[tuple[str, str]] = []
+    screenshot = tmp_path / "status.png"
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.on("console", lambda m: messages.append((m.type, m.text)))
+            page.on("pageerror", lambda e: messages.append(("pageerror", str(e))))
+            page.on("dialog", lambda d: messages.append(("dialog", d.message)))
+            response = page.goto(served + "/", wait_until="load")
+            assert response is not None
+            assert response.status == 200
+            assert page.title() == "slamon status"
+            fleet = page.locator("#fleet").inner_text()
+            alerts = page.locator("#alerts").inner_text()
+            page.screenshot(path=str(screenshot), full_page=True)
+        finally:
+            browser.close()
+    assert "gpu-h100-0" in fleet
+    assert '<script>alert("pwned")</script>' in fleet  # shown as text, never run
+    assert "gpu-h100-9 unreachable for 3 minutes" in alerts
+    assert [m for m in messages if m[0] in ("error", "pageerror", "dialog")] == []
+    assert screenshot.exists()
+    assert screenshot.stat().st_size > 0
+    assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
