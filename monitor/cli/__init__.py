@@ -40,6 +40,7 @@ def _register() -> None:
         alerts_cmd,
         config_cmd,
         feeds_cmd,
+        grafana_cmd,
         probe_cmd,
         report_cmd,
         serve,
@@ -54,6 +55,7 @@ def _register() -> None:
         report_cmd.report,
         alerts_cmd.alerts,
         report_cmd.import_,
+        grafana_cmd.grafana,
     )
     for command in (*serve.COMMANDS, *groups):
         cli.add_command(command)

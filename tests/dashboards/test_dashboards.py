@@ -1,0 +1,362 @@
+"""The Grafana dashboards in dashboards/: their JSON follows Grafana's dashboard model, and every
+panel's and variable's SQL runs on a real, migrated PostgreSQL holding seeded rows, with
+Grafana's macros and template variables expanded here the way Grafana expands them."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy import Connection, Engine
+from sqlalchemy.orm import Session
+
+from monitor.db import models as m
+
+DASHBOARDS = Path(__file__).resolve().parents[2] / "dashboards"
+DATASOURCE = {"type": "grafana-postgresql-datasource", "uid": "slamon-postgres"}
+FILES = ["alerts.json", "gpu-fleet.json", "provider-health.json", "sla-compliance.json"]
+TO = datetime.now(UTC).replace(microsecond=0)
+FROM = TO - timedelta(days=7)
+INTERVAL = "1h"
+
+# Columns each table/stat panel must return, by (dashboard uid, panel id).
+TABLE_COLUMNS: dict[tuple[str, int], list[str]] = {
+    ("slamon-provider-health", 1): ["open_incidents"],
+    ("slamon-provider-health", 2): [
+        "provider", "title", "impact", "status", "started_at", "open_minutes", "url",
+    ],
+    ("slamon-provider-health", 4): [
+        "time", "provider", "title", "impact", "status", "acknowledged_at", "resolved_at",
+        "duration_minutes", "maintenance",
+    ],
+    ("slamon-provider-health", 5): [
+        "provider", "incidents", "tta_minutes", "ttr_minutes", "ttr_max_minutes",
+    ],
+    ("slamon-provider-health", 7): [
+        "time", "provider", "title", "lag_minutes", "seen_after_minutes",
+    ],
+    ("slamon-provider-health", 8): [
+        "provider", "kind", "url", "last_success_at", "seconds_since_success",
+        "consecutive_failures", "last_error",
+    ],
+    ("slamon-gpu-fleet", 1): ["up", "down", "unknown"],
+    ("slamon-gpu-fleet", 2): [
+        "target", "provider", "region", "pool", "instance_type", "gpus", "reachable", "usable",
+        "since",
+    ],
+    ("slamon-gpu-fleet", 8): [
+        "time", "target", "provider", "pool", "series", "cause", "end", "duration_minutes",
+    ],
+    ("slamon-sla-compliance", 1): [
+        "target", "provider", "pool", "uptime_pct", "target_pct", "downtime_minutes",
+        "budget_used_pct", "meets_target",
+    ],
+    ("slamon-sla-compliance", 2): ["metric", "uptime_pct"],
+    ("slamon-sla-compliance", 3): [
+        "provider", "pool", "targets", "uptime_pct", "target_pct", "budget_used_pct",
+    ],
+    ("slamon-sla-compliance", 6): [
+        "provider", "month", "scope", "credit_pct", "deadline", "claimed",
+    ],
+    ("slamon-alerts", 1): ["firing", "silenced"],
+    ("slamon-alerts", 2): [
+        "time", "severity", "rule", "summary", "provider", "target", "last_notified_at",
+        "suppressed",
+    ],
+    ("slamon-alerts", 5): ["metric", "deliveries"],
+    ("slamon-alerts", 6): [
+        "time", "channel", "kind", "event", "status", "attempts", "last_status_code",
+        "last_error", "rule", "summary",
+    ],
+}  # fmt: skip
+
+
+def load(name: str) -> dict[str, Any]:
+    return json.loads((DASHBOARDS / name).read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def panels() -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    for name in FILES:
+        dashboard = load(name)
+        for panel in dashboard["panels"]:
+            yield name, dashboard, panel
+
+
+# --------------------------------------------------------------------------- macro expansion
+
+
+def quote_list(values: list[str]) -> str:
+    return ",".join("'" + v.replace("'", "''") + "'" for v in values)
+
+
+def expand(sql: str, variables: dict[str, list[str]]) -> str:
+    """Expand Grafana's PostgreSQL macros and template variables as Grafana does (multi-value
+    variables become a comma-separated list of quoted strings)."""
+    frm, to = f"'{FROM.isoformat()}'", f"'{TO.isoformat()}'"
+    sql = re.sub(
+        r"\$__timeGroupAlias\(([^,()]+),\s*\$__interval\)",
+        lambda g: (
+            f"date_bin('{INTERVAL}'::interval, {g.group(1).strip()}, "
+            "TIMESTAMPTZ '2000-01-01 00:00:00+00') AS \"time\""
+        ),
+        sql,
+    )
+    sql = re.sub(
+        r"\$__timeFilter\(([^()]+)\)", lambda g: f"{g.group(1)} BETWEEN {frm} AND {to}", sql
+    )
+    sql = sql.replace("$__timeFrom()", frm).replace("$__timeTo()", to)
+    sql = sql.replace("$__interval_ms", str(3_600_000)).replace("$__interval", INTERVAL)
+    for name in sorted(variables, key=len, reverse=True):
+        sql = sql.replace(f"${{{name}}}", quote_list(variables[name]))
+        sql = sql.replace(f"${name}", quote_list(variables[name]))
+    assert "$" not in sql, f"unexpanded macro or variable in:\n{sql}"
+    return sql
+
+
+def test_expansion_follows_grafana() -> None:
+    sql = expand(
+        "SELECT $__timeGroupAlias(at, $__interval), 1 FROM x WHERE $__timeFilter(at) "
+        "AND p IN ($provider)",
+        {"provider": ["a", "o'b"]},
+    )
+    assert "date_bin('1h'::interval, at," in sql
+    assert 'AS "time"' in sql
+    assert f"at BETWEEN '{FROM.isoformat()}' AND '{TO.isoformat()}'" in sql
+    assert "p IN ('a','o''b')" in sql
+
+
+# --------------------------------------------------------------------------- structure
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_dashboard_follows_grafanas_model(name: str) -> None:
+    dashboard = load(name)
+    assert re.fullmatch(r"[a-zA-Z0-9_-]{1,40}", dashboard["uid"])
+    assert dashboard["title"].startswith("slamon")
+    assert 36 <= dashboard["schemaVersion"] <= 41
+    assert set(dashboard["time"]) == {"from", "to"}
+    ids = [panel["id"] for panel in dashboard["panels"]]
+    assert len(ids) == len(set(ids)), "panel ids must be unique"
+    for panel in dashboard["panels"]:
+        assert isinstance(panel["id"], int)
+        assert panel["type"] in {
+            "stat", "table", "timeseries", "state-timeline", "bargauge", "piechart",
+        }  # fmt: skip
+        assert panel["title"]
+        assert panel["datasource"] == DATASOURCE
+        grid = panel["gridPos"]
+        assert set(grid) == {"h", "w", "x", "y"}
+        assert grid["x"] + grid["w"] <= 24
+        assert panel["targets"]
+        for target in panel["targets"]:
+            assert target["refId"]
+            assert target["rawSql"].strip().upper().startswith(("SELECT", "WITH"))
+            assert target["format"] in {"table", "time_series"}
+            assert target["datasource"] == DATASOURCE
+    for variable in dashboard["templating"]["list"]:
+        assert variable["name"] in {"provider", "region", "pool"}
+        assert variable["type"] == "query"
+        assert variable["includeAll"] is True
+        assert variable["multi"] is True
+        assert variable["datasource"] == DATASOURCE
+        assert variable["query"]
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_every_variable_a_panel_uses_is_defined(name: str) -> None:
+    dashboard = load(name)
+    defined = {v["name"] for v in dashboard["templating"]["list"]}
+    for panel in dashboard["panels"]:
+        for target in panel["targets"]:
+            used = set(re.findall(r"\$(?!__)(\w+)", target["rawSql"]))
+            assert used <= defined, (panel["title"], used - defined)
+
+
+def test_the_dashboard_uids_are_stable_and_distinct() -> None:
+    uids = [load(name)["uid"] for name in FILES]
+    assert uids == [
+        "slamon-alerts", "slamon-gpu-fleet", "slamon-provider-health", "slamon-sla-compliance",
+    ]  # fmt: skip
+
+
+def test_every_table_panel_has_its_columns_listed_here() -> None:
+    tables = {(d["uid"], p["id"]) for _, d, p in panels() if p["targets"][0]["format"] == "table"}
+    assert tables == set(TABLE_COLUMNS)
+
+
+# --------------------------------------------------------------------------- SQL on PostgreSQL
+
+
+def seed(session: Session) -> None:
+    now = TO
+    month0 = now.replace(day=1, hour=0, minute=0, second=0)
+    # Outages must fall inside both the 7-day range and the month for every panel to see one.
+    recent = max(now - timedelta(hours=3), month0 + timedelta(minutes=1))
+    lambda_ = m.Provider(slug="lambda", name="Lambda", regions=["us-east-1"], sla_policy="gold")
+    runpod = m.Provider(slug="runpod", name="RunPod", regions=["eu-1"])
+    session.add_all([lambda_, runpod])
+    session.add(m.SlaPolicy(name="gold", definition={"target_pct": 99.5}, definition_hash="h" * 64))
+    session.flush()
+    feed = m.Feed(
+        provider_id=lambda_.id, kind="statuspage", url="https://status.lambda.test",
+        last_success_at=now - timedelta(minutes=2), consecutive_failures=1, last_error="timeout",
+    )  # fmt: skip
+    session.add(feed)
+    targets = [
+        m.Target(name="gpu-a", kind="http", provider="lambda", region="us-east-1", pool="h100",
+                 gpus=8, instance_type="8xH100", sla_policy="gold"),
+        m.Target(name="gpu-b", kind="http", provider="lambda", region="us-east-1", pool="h100",
+                 gpus=8),
+        m.Target(name="gpu-c", kind="http", provider="runpod", region=None, pool=None, gpus=1),
+    ]  # fmt: skip
+    session.add_all(targets)
+    session.flush()
+    for target in targets:
+        for series in ("reachable", "usable"):
+            state = "down" if target.name == "gpu-b" and series == "reachable" else "up"
+            session.add(
+                m.TargetState(
+                    target_id=target.id, vantage="*", series=series, state=state,
+                    since=now - timedelta(hours=3),
+                )
+            )  # fmt: skip
+        for hours in range(0, 48):
+            at = now.replace(minute=0, second=0) - timedelta(hours=hours)
+            session.add(
+                m.ProbeRollup(
+                    target_id=target.id, resolution="hour", bucket_start=at, count=120,
+                    failures=10 if hours < 3 else 0, unknown=0, latency_p50_ms=20.0,
+                    latency_p95_ms=80.0 + hours, latency_max_ms=200.0,
+                )
+            )  # fmt: skip
+            session.add(
+                m.ProbeResult(
+                    target_id=target.id, vantage="v1", at=at, ok=hours >= 3,
+                    usable=not (target.name == "gpu-a" and hours == 1), latency_ms=25.0,
+                )
+            )  # fmt: skip
+        for minutes in range(0, 120, 5):
+            session.add(
+                m.ProbeRollup(
+                    target_id=target.id, resolution="minute",
+                    bucket_start=now.replace(second=0) - timedelta(minutes=minutes),
+                    count=2, failures=0, unknown=0, latency_p50_ms=20.0, latency_p95_ms=40.0,
+                    latency_max_ms=90.0,
+                )
+            )  # fmt: skip
+    session.add_all(
+        [
+            m.Outage(target_id=targets[1].id, series="reachable", start=recent, end=None,
+                     confirmed_at=recent, cause="timeout"),
+            m.Outage(target_id=targets[0].id, series="reachable", start=recent,
+                     end=recent + timedelta(minutes=30), cause="connect"),
+            m.Outage(target_id=targets[0].id, series="usable", start=recent,
+                     end=recent + timedelta(minutes=10), cause="gpu"),
+        ]
+    )  # fmt: skip
+    started = recent + timedelta(minutes=20)
+    session.add_all(
+        [
+            m.Incident(provider_id=lambda_.id, feed_id=feed.id, source_id="inc-1",
+                       title="H100 instances unreachable", status="investigating",
+                       impact="major", started_at=started, first_seen_at=started
+                       + timedelta(minutes=3), content_hash="a" * 64, regions=["us-east-1"]),
+            m.Incident(provider_id=lambda_.id, source_id="inc-2", title="API errors",
+                       status="resolved", impact="minor", started_at=now - timedelta(days=2),
+                       acknowledged_at=now - timedelta(days=2) + timedelta(minutes=7),
+                       resolved_at=now - timedelta(days=2) + timedelta(minutes=50),
+                       content_hash="b" * 64),
+        ]
+    )  # fmt: skip
+    session.add(
+        m.CreditClaim(provider="lambda", month=now.strftime("%Y-%m"), scope="pool:h100",
+                      credit_pct=10.0, deadline=now + timedelta(days=30))
+    )  # fmt: skip
+    channel = m.Channel(name="ops-webhook", kind="webhook")
+    firing = m.Alert(fingerprint="f1", rule="target_down", severity="critical",
+                     labels={"provider": "lambda", "target": "gpu-b"}, summary="gpu-b is down",
+                     state="firing", started_at=recent)  # fmt: skip
+    silenced = m.Alert(fingerprint="f2", rule="feed_failing", severity="warning", labels={},
+                       summary="feed failing", state="firing", started_at=recent,
+                       suppressed=True)  # fmt: skip
+    session.add_all([channel, firing, silenced])
+    session.flush()
+    for key, status, error in (("k1", "delivered", None), ("k2", "failed", "HTTP 500")):
+        session.add(
+            m.Delivery(alert_id=firing.id, channel_id=channel.id, event="firing",
+                       idempotency_key=key, payload={}, status=status, attempts=3,
+                       last_status_code=500 if error else 200, last_error=error,
+                       created_at=recent)
+        )  # fmt: skip
+    session.flush()
+
+
+@pytest.fixture(scope="module")
+def seeded(postgresql_engine: Engine) -> Iterator[Connection]:
+    """A connection to the real PostgreSQL inside a transaction holding the seed rows; rolled
+    back at the end, so the database is left as found."""
+    connection = postgresql_engine.connect()
+    outer = connection.begin()
+    session = Session(bind=connection, join_transaction_mode="create_savepoint")
+    try:
+        seed(session)
+        yield connection
+    finally:
+        session.close()
+        outer.rollback()
+        connection.close()
+
+
+def resolve_variables(connection: Connection, dashboard: dict[str, Any]) -> dict[str, list[str]]:
+    """Run each variable's query in order (later ones use earlier ones, as in Grafana) and
+    select All."""
+    values: dict[str, list[str]] = {}
+    for variable in dashboard["templating"]["list"]:
+        rows = connection.execute(sa.text(expand(variable["query"], values))).all()
+        values[variable["name"]] = [str(row[0]) for row in rows]
+    return values
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("name", FILES)
+def test_every_variable_query_returns_values(seeded: Connection, name: str) -> None:
+    values = resolve_variables(seeded, load(name))
+    for variable, options in values.items():
+        assert options, f"{variable} has no options"
+    assert "lambda" in values["provider"]
+    if "pool" in values:
+        assert set(values["pool"]) == {"h100", "none"}
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    ("name", "panel"),
+    [pytest.param(n, p, id=f"{d['uid']}-{p['id']}-{p['type']}") for n, d, p in panels()],
+)
+def test_every_panel_query_runs_and_returns_the_expected_shape(
+    seeded: Connection, name: str, panel: dict[str, Any]
+) -> None:
+    dashboard = load(name)
+    variables = resolve_variables(seeded, dashboard)
+    for target in panel["targets"]:
+        with seeded.begin_nested():
+            result = seeded.execute(sa.text(expand(target["rawSql"], variables)))
+            columns = list(result.keys())
+            rows = result.all()
+        assert rows, f"{panel['title']!r} returned no rows"
+        if target["format"] == "time_series":
+            assert columns[0] == "time"
+            assert all(isinstance(row[0], datetime) for row in rows)
+            times = [row[0] for row in rows]
+            assert times == sorted(times), "Grafana wants time series sorted by time"
+            values = [c for c in columns if c not in ("time", "metric")]
+            assert len(values) == 1, columns
+            assert any(row[-1] is not None for row in rows)
+        else:
+            assert columns == TABLE_COLUMNS[(dashboard["uid"], panel["id"])]
