@@ -6,46 +6,22 @@ the last scrape (XID and ECC read as changes against the remembered baseline).
 
 from __future__ import annotations
 
-import time
-
 import httpx
 
-from monitor.db.base import utcnow
 from monitor.probes.gpu import GpuCounters, assess, parse_dcgm
-from monitor.probes.http import status_ok
+from monitor.probes.http import fetch, status_ok
 from monitor.probes.model import ProbeResult, ProbeTarget
 
 MAX_METRICS_BYTES = 4 * 1024 * 1024
 
 
 async def probe(target: ProbeTarget, client: httpx.AsyncClient) -> ProbeResult:
-    assert target.url is not None
-    at, start = utcnow(), time.perf_counter()
-    try:
-        reply = await client.get(target.url, timeout=target.timeout_s)
-    except httpx.TimeoutException:
-        return ProbeResult(
-            target.id,
-            target.name,
-            at,
-            False,
-            error_kind="timeout",
-            error=f"no answer within {target.timeout_s:g} s",
-        )
-    except httpx.TransportError as exc:
-        return ProbeResult(
-            target.id,
-            target.name,
-            at,
-            False,
-            error_kind="connect",
-            error=f"{type(exc).__name__}: {exc}"[:500],
-        )
-    latency = (time.perf_counter() - start) * 1000
-    result = ProbeResult(target.id, target.name, at, True, latency, reply.status_code)
-    if not status_ok(reply.status_code, target.expect_status):
-        return result.failed("http_status", f"HTTP {reply.status_code}")
-    return judge(result, reply.content[:MAX_METRICS_BYTES], target)
+    result, body = await fetch(target, client, MAX_METRICS_BYTES)
+    if not result.ok or result.status_code is None:
+        return result
+    if not status_ok(result.status_code, target.expect_status):
+        return result.failed("http_status", f"HTTP {result.status_code}")
+    return judge(result, body, target)
 
 
 def judge(result: ProbeResult, raw: bytes, target: ProbeTarget) -> ProbeResult:
