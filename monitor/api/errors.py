@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from monitor.config.loader import format_path
+from monitor.errors import SlamonError
 
 MAX_BODY_BYTES = 64 * 1024
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -138,6 +139,12 @@ async def _on_api_error(_request: Request, exc: Exception) -> JSONResponse:
     return error_response(exc.status, exc.message, code=exc.code, headers=exc.headers)
 
 
+async def _on_slamon_error(_request: Request, exc: Exception) -> JSONResponse:
+    """slamon's own errors reached through a request are the client's input (e.g. a month
+    that has not started): 422 with the message, never a 500."""
+    return error_response(422, str(exc), code="unprocessable")
+
+
 async def _on_http_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     message = exc.detail if isinstance(exc.detail, str) else "request failed"
@@ -158,6 +165,7 @@ async def _on_unexpected(_request: Request, _exc: Exception) -> JSONResponse:
 def install_error_handlers(app: FastAPI) -> None:
     """Make every error answer in the standard JSON shape."""
     app.add_exception_handler(ApiError, _on_api_error)
+    app.add_exception_handler(SlamonError, _on_slamon_error)
     app.add_exception_handler(StarletteHTTPException, _on_http_error)
     app.add_exception_handler(RequestValidationError, _on_validation_error)
     app.add_exception_handler(Exception, _on_unexpected)

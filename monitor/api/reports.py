@@ -11,6 +11,7 @@ from monitor.api.deps import AppState, app_state
 from monitor.db.base import utcnow
 from monitor.reports.service import build_monthly, keep, render
 
+MONTH_PATTERN = r"^[1-9]\d{3}-(0[1-9]|1[0-2])$"  # years 1000-9999
 router = APIRouter(prefix="/api/v1/reports", tags=["reports"])
 
 
@@ -19,7 +20,7 @@ def monthly_report(
     _token: ReadToken,
     session: DbSession,
     state: Annotated[AppState, Depends(app_state)],
-    month: Annotated[str, Query(pattern=r"^\d{4}-(0[1-9]|1[0-2])$", description="YYYY-MM (UTC)")],
+    month: Annotated[str, Query(pattern=MONTH_PATTERN, description="YYYY-MM (UTC)")],
     format: Annotated[Literal["html", "pdf", "csv", "json"], Query()] = "json",
 ) -> Response:
     """The month's report (a running month is reported so far); kept for later download."""

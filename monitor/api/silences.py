@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Response
+from fastapi import Path as FastApiPath
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 from sqlalchemy import select
 
@@ -17,6 +18,7 @@ router = APIRouter(
     prefix="/api/v1/silences", tags=["alerts"], responses=error_responses(401, 403, 404, 413, 422)
 )
 Label = Annotated[str, Field(min_length=1, max_length=200)]
+MAX_ID = 2**31 - 1  # the id column is a 32-bit integer: larger ids cannot exist
 
 
 class SilenceIn(BaseModel):
@@ -76,7 +78,9 @@ def create_silence(
 
 
 @router.delete("/{silence_id}", status_code=204, response_class=Response)
-def expire_silence(silence_id: int, _token: AdminToken, session: DbSession) -> Response:
+def expire_silence(
+    silence_id: Annotated[int, FastApiPath(ge=1, le=MAX_ID)], _token: AdminToken, session: DbSession
+) -> Response:
     """End a silence now (it stays listed with ``expired=true``)."""
     row = session.get(Silence, silence_id)
     if row is None:

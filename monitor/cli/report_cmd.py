@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-MONTH = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
+MONTH = re.compile(r"[1-9]\d{3}-(0[1-9]|1[0-2])")
 FORMATS = ("html", "pdf", "csv", "json")
 
 
