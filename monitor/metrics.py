@@ -3,7 +3,7 @@ queries): whatever process serves /metrics reports the whole deployment, not its
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -12,9 +12,20 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from monitor.db.base import utcnow
-from monitor.db.models import Alert, Delivery, Feed, Incident, Outage, Provider, Target, TargetState
+from monitor.db.models import (
+    Alert,
+    Delivery,
+    Feed,
+    Incident,
+    Outage,
+    ProbeRollup,
+    Provider,
+    Target,
+    TargetState,
+)
 from monitor.sla.intervals import Span, clip, merge, total
-from monitor.sla.math import month_period
+from monitor.sla.math import budget_left, month_period
+from monitor.sla.policy import BUILTIN_POLICIES, SlaPolicy
 
 TARGET_LABELS = ["target", "provider", "region", "pool"]
 STATE_VALUE = {"up": 1.0, "down": 0.0}
@@ -23,11 +34,14 @@ STATE_VALUE = {"up": 1.0, "down": 0.0}
 class SlamonCollector(Collector):
     """Collects from ``session`` (one scrape's database session)."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(
+        self, session: Session, policies: Mapping[str, SlaPolicy] = BUILTIN_POLICIES
+    ) -> None:
         self.session = session
+        self.policies = policies
 
     def collect(self) -> Iterator[Metric]:
-        yield from _targets(self.session, utcnow())
+        yield from _targets(self.session, utcnow(), self.policies)
         yield _open_incidents(self.session)
         yield _feed_failures(self.session)
         yield _alerts(self.session)
@@ -38,7 +52,9 @@ def _labels(t: Target) -> list[str]:
     return [t.name, t.provider or "", t.region or "", t.pool or ""]
 
 
-def _targets(session: Session, now: datetime) -> Iterator[Metric]:
+def _targets(
+    session: Session, now: datetime, policies: Mapping[str, SlaPolicy]
+) -> Iterator[Metric]:
     up = GaugeMetricFamily(
         "slamon_target_up",
         "1 when the target is up (quorum of vantages), 0 when down; absent while unknown",
@@ -69,7 +85,47 @@ def _targets(session: Session, now: datetime) -> Iterator[Metric]:
         if now > start:
             down = total(merge(clip(spans, start, now))).total_seconds()
             uptime.add_metric(_labels(target), 1 - down / (now - start).total_seconds())
-    yield from (up, usable, uptime)
+    budget = GaugeMetricFamily(
+        "slamon_target_error_budget_left_seconds",
+        "Downtime the target's SLA policy still allows this month (negative: missed)",
+        labels=TARGET_LABELS,
+    )
+    for target_id, spans in _month_outages(session, list(targets), month.start, now).items():
+        target = targets[target_id]
+        policy = policies.get(target.sla_policy or "")
+        if policy is not None:
+            spent = total(merge(clip(spans, month.start, now)))
+            left = budget_left(policy, month.end - month.start, spent)
+            budget.add_metric(_labels(target), left.total_seconds())
+    yield from (up, usable, uptime, budget, _latency(session, targets))
+
+
+def _latency(session: Session, targets: dict[int, Target]) -> Metric:
+    """Median probe latency of each target's latest rolled-up minute."""
+    family = GaugeMetricFamily(
+        "slamon_target_latency_seconds",
+        "Median probe latency in the target's latest rolled-up minute",
+        labels=TARGET_LABELS,
+    )
+    latest = (
+        select(ProbeRollup.target_id, func.max(ProbeRollup.bucket_start).label("bucket"))
+        .where(ProbeRollup.resolution == "minute", ProbeRollup.target_id.in_(targets))
+        .group_by(ProbeRollup.target_id)
+        .subquery()
+    )
+    query = (
+        select(ProbeRollup.target_id, ProbeRollup.latency_p50_ms)
+        .join(
+            latest,
+            (ProbeRollup.target_id == latest.c.target_id)
+            & (ProbeRollup.bucket_start == latest.c.bucket),
+        )
+        .where(ProbeRollup.resolution == "minute")
+    )
+    for target_id, p50 in session.execute(query):
+        if p50 is not None:
+            family.add_metric(_labels(targets[target_id]), p50 / 1000)
+    return family
 
 
 def _month_outages(

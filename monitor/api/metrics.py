@@ -9,15 +9,20 @@ from fastapi import APIRouter, Depends, Response
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
 from sqlalchemy.orm import Session
 
-from monitor.api.deps import db_session
+from monitor.api.deps import AppState, app_state, db_session
 from monitor.metrics import SlamonCollector
 
 router = APIRouter()
 
 
 @router.get("/metrics", tags=["metrics"], include_in_schema=False)
-def metrics(session: Annotated[Session, Depends(db_session)]) -> Response:
+def metrics(
+    session: Annotated[Session, Depends(db_session)],
+    state: Annotated[AppState, Depends(app_state)],
+) -> Response:
+    from monitor.reports.service import policies_for
+
     registry = CollectorRegistry()
-    registry.register(SlamonCollector(session))
+    registry.register(SlamonCollector(session, policies_for(state.config)))
     body = generate_latest(REGISTRY) + generate_latest(registry)
     return Response(body, media_type=CONTENT_TYPE_LATEST)

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.config.models import TargetConfig
 from monitor.db.base import utcnow
-from monitor.db.models import Alert, Outage, TargetState
+from monitor.db.models import Alert, Outage, ProbeRollup, TargetState
+from monitor.liveness import bucket_start
+from monitor.sla.math import month_period
+from monitor.sla.policy import BUILTIN_POLICIES
 from monitor.targets import upsert_target
 from tests.support import ApiClient
 
@@ -23,27 +27,30 @@ def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     }
 
 
-def test_metrics_report_target_state_month_uptime_and_alerts(
+def labels(target: str) -> tuple[tuple[str, str], ...]:
+    return (("pool", "h100"), ("provider", "aws"), ("region", ""), ("target", target))
+
+
+def test_metrics_report_state_uptime_budget_latency_and_alerts(
     api: ApiClient, sessions: sessionmaker[Session]
 ) -> None:
     now = utcnow()
     with sessions() as session:
+        rows = []
         for name in ("gpu-0", "gpu-1"):
-            row = upsert_target(
-                session,
-                TargetConfig(name=name, kind="tcp", url="tcp://h:22", provider="aws", pool="h100"),
-                "config",
+            cfg = TargetConfig(
+                name=name,
+                kind="tcp",
+                url="tcp://h:22",
+                provider="aws",
+                pool="h100",
+                sla="aws-ec2-instance",
             )
+            row = upsert_target(session, cfg, "config")
             row.created_at = now - timedelta(days=60)
+            rows.append(row)
         session.flush()
-        gpu0, gpu1 = (
-            upsert_target(
-                session,
-                TargetConfig(name=n, kind="tcp", url="tcp://h:22", provider="aws", pool="h100"),
-                "config",
-            )
-            for n in ("gpu-0", "gpu-1")
-        )
+        gpu0, gpu1 = rows
         session.add_all(
             [
                 TargetState(
@@ -80,15 +87,42 @@ def test_metrics_report_target_state_month_uptime_and_alerts(
                     state="firing",
                     started_at=now,
                 ),
+                ProbeRollup(
+                    target_id=gpu0.id,
+                    resolution="minute",
+                    bucket_start=bucket_start(now, 60) - timedelta(minutes=1),
+                    count=4,
+                    failures=0,
+                    unknown=0,
+                    latency_p50_ms=12.5,
+                    latency_p95_ms=20.0,
+                    latency_max_ms=25.0,
+                ),
+                ProbeRollup(
+                    target_id=gpu0.id,
+                    resolution="minute",
+                    bucket_start=bucket_start(now, 60) - timedelta(minutes=2),
+                    count=4,
+                    failures=0,
+                    unknown=0,
+                    latency_p50_ms=99.0,
+                    latency_p95_ms=99.0,
+                    latency_max_ms=99.0,
+                ),
             ]
         )
         session.commit()
-    text = api.get("/metrics").text
-    got = samples(text)
-    labels0 = (("pool", "h100"), ("provider", "aws"), ("region", ""), ("target", "gpu-0"))
-    labels1 = (("pool", "h100"), ("provider", "aws"), ("region", ""), ("target", "gpu-1"))
-    assert got[("slamon_target_up", labels0)] == 1.0
-    assert got[("slamon_target_up", labels1)] == 0.0
-    assert got[("slamon_target_month_uptime_ratio", labels0)] == 1.0
-    assert 0.9 < got[("slamon_target_month_uptime_ratio", labels1)] < 1.0
+    got = samples(api.get("/metrics").text)
+    assert got[("slamon_target_up", labels("gpu-0"))] == 1.0
+    assert got[("slamon_target_up", labels("gpu-1"))] == 0.0
+    assert got[("slamon_target_month_uptime_ratio", labels("gpu-0"))] == 1.0
+    assert got[("slamon_target_month_uptime_ratio", labels("gpu-1"))] < 1.0
+    assert got[("slamon_target_latency_seconds", labels("gpu-0"))] == 0.0125  # the latest minute
+    month = month_period(f"{now:%Y-%m}")
+    allowed = (month.end - month.start).total_seconds() * (1 - 99.5 / 100)
+    assert BUILTIN_POLICIES["aws-ec2-instance"].target_pct == 99.5
+    assert got[("slamon_target_error_budget_left_seconds", labels("gpu-0"))] == pytest.approx(
+        allowed
+    )
+    assert allowed - 5 < got[("slamon_target_error_budget_left_seconds", labels("gpu-1"))] < allowed
     assert got[("slamon_alerts_firing", (("rule", "target_down"), ("severity", "critical")))] == 1.0
