@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from typing import Protocol, TypeVar
 
 from monitor.config.models import MaintenanceConfig, RouteConfig, SilenceConfig
 
@@ -43,18 +44,32 @@ def in_maintenance(
     return any(w.start <= now < w.end for w in windows_for(labels, windows))
 
 
-def windows_for(
-    labels: Mapping[str, str], windows: Iterable[MaintenanceConfig]
-) -> list[MaintenanceConfig]:
+class MaintenanceScope(Protocol):
+    """What a maintenance window covers: named targets, or a provider/region/pool scope
+    (config windows and stored ones both have these fields)."""
+
+    @property
+    def targets(self) -> list[str]: ...
+    @property
+    def provider(self) -> str | None: ...
+    @property
+    def region(self) -> str | None: ...
+    @property
+    def pool(self) -> str | None: ...
+
+
+W = TypeVar("W", bound=MaintenanceScope)
+
+
+def covers(window: MaintenanceScope, labels: Mapping[str, str]) -> bool:
+    """Whether ``window`` applies to what ``labels`` describe, at any time."""
+    if window.targets:
+        return labels.get("target") in window.targets
+    scope = {"provider": window.provider, "region": window.region, "pool": window.pool}
+    given = {k: v for k, v in scope.items() if v is not None}
+    return bool(given) and all(labels.get(k) == v for k, v in given.items())
+
+
+def windows_for(labels: Mapping[str, str], windows: Iterable[W]) -> list[W]:
     """The maintenance windows that apply to what ``labels`` describe, at any time."""
-    found = []
-    for window in windows:
-        if window.targets:
-            if labels.get("target") in window.targets:
-                found.append(window)
-            continue
-        scope = {"provider": window.provider, "region": window.region, "pool": window.pool}
-        given = {k: v for k, v in scope.items() if v is not None}
-        if given and all(labels.get(k) == v for k, v in given.items()):
-            found.append(window)
-    return found
+    return [window for window in windows if covers(window, labels)]

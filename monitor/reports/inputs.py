@@ -10,6 +10,7 @@ from datetime import datetime
 from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
+from monitor.alerts.routing import windows_for
 from monitor.config.models import Config, MaintenanceConfig
 from monitor.db.models import Incident, MaintenanceWindow, ObservedWindow, Outage, Provider, Target
 from monitor.feeds.stats import month_bounds
@@ -151,8 +152,18 @@ def _target(
     start = max(period.start, row.created_at)
     end = min(period.end, row.retired_at) if row.retired_at else period.end
     lifetime = Span(start, end) if end > start else None
-    spans = [(m.starts_at, m.ends_at) for m in stored if _applies(m, row)]
-    spans += [(m.start, m.end) for m in configured if _applies_config(m, row)]
+    labels = {
+        k: v
+        for k, v in (
+            ("target", row.name),
+            ("provider", row.provider),
+            ("region", row.region),
+            ("pool", row.pool),
+        )
+        if v
+    }
+    spans = [(m.starts_at, m.ends_at) for m in windows_for(labels, stored)]
+    spans += [(m.start, m.end) for m in windows_for(labels, configured)]
     windows = [w for w in (_clipped(a, b, period) for a, b in spans) if w is not None]
     known = observed  # outages count where we watched; an unwatched open outage is unknown
     return TargetInput(
@@ -174,24 +185,6 @@ def _target(
 def _clipped(start: datetime, end: datetime, period: Span) -> Span | None:
     start, end = max(start, period.start), min(end, period.end)
     return Span(start, end) if end > start else None
-
-
-def _applies(window: MaintenanceWindow, row: Target) -> bool:
-    return _matches(window.targets, window.provider, window.region, window.pool, row)
-
-
-def _applies_config(window: MaintenanceConfig, row: Target) -> bool:
-    return _matches(window.targets, window.provider, window.region, window.pool, row)
-
-
-def _matches(
-    names: list[str], provider: str | None, region: str | None, pool: str | None, row: Target
-) -> bool:
-    if names:
-        return row.name in names
-    wanted = {"provider": provider, "region": region, "pool": pool}
-    given = {k: v for k, v in wanted.items() if v is not None}
-    return bool(given) and all(getattr(row, k) == v for k, v in given.items())
 
 
 def _incidents(session: Session, period: Span) -> tuple[IncidentInput, ...]:
