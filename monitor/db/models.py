@@ -414,3 +414,20 @@ class ApiToken(IdMixin, CreatedMixin, Base):
     scope: Mapped[str] = mapped_column(String(16))
     last_used_at: Mapped[datetime | None]
     revoked_at: Mapped[datetime | None]
+
+
+# --------------------------------------------------------------------------- slamon's own work
+
+
+class TaskStat(Base):
+    """Running totals of each Celery task's runs and durations, written by the workers so that
+    whichever process serves /metrics can report them (workers expose no HTTP of their own)."""
+
+    __tablename__ = "task_stats"
+
+    task: Mapped[str] = mapped_column(String(200), primary_key=True)
+    runs: Mapped[int] = mapped_column(BigInteger, default=0)
+    failures: Mapped[int] = mapped_column(BigInteger, default=0)
+    seconds_total: Mapped[float] = mapped_column(Float, default=0.0)
+    last_seconds: Mapped[float] = mapped_column(Float, default=0.0)
+    last_finished_at: Mapped[datetime] = mapped_column(default=utcnow)
