@@ -6,7 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    Metric,
+    SummaryMetricFamily,
+)
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -22,6 +27,7 @@ from monitor.db.models import (
     Provider,
     Target,
     TargetState,
+    TaskStat,
 )
 from monitor.sla.intervals import Span, clip, merge, total
 from monitor.sla.math import budget_left, month_period
@@ -46,6 +52,7 @@ class SlamonCollector(Collector):
         yield _feed_failures(self.session)
         yield _alerts(self.session)
         yield _deliveries(self.session)
+        yield from _tasks(self.session)
 
 
 def _labels(t: Target) -> list[str]:
@@ -204,3 +211,27 @@ def _deliveries(session: Session) -> Metric:
     ):
         family.add_metric([status], float(count))
     return family
+
+
+def _tasks(session: Session) -> Iterator[Metric]:
+    """Celery task runs and durations, as the workers added them to ``task_stats``."""
+    durations = SummaryMetricFamily(
+        "slamon_task_duration_seconds", "Time Celery tasks took, all runs", labels=["task"]
+    )
+    failures = CounterMetricFamily(
+        "slamon_task_failures", "Celery task runs that failed or were retried", labels=["task"]
+    )
+    last = GaugeMetricFamily(
+        "slamon_task_last_duration_seconds", "Time the latest run of a task took", labels=["task"]
+    )
+    finished = GaugeMetricFamily(
+        "slamon_task_last_finished_timestamp_seconds",
+        "When the latest run of a task finished (Unix time)",
+        labels=["task"],
+    )
+    for stat in session.scalars(select(TaskStat).order_by(TaskStat.task)):
+        durations.add_metric([stat.task], count_value=stat.runs, sum_value=stat.seconds_total)
+        failures.add_metric([stat.task], float(stat.failures))
+        last.add_metric([stat.task], stat.last_seconds)
+        finished.add_metric([stat.task], stat.last_finished_at.timestamp())
+    yield from (durations, failures, last, finished)

@@ -8,6 +8,7 @@ from celery import Celery
 
 from monitor.config import load_config
 from monitor.settings import Settings, get_settings
+from workers import timing
 from workers.schedule import build_beat_schedule, task_routes
 
 
@@ -50,6 +51,7 @@ def create_app(settings: Settings | None = None) -> Celery:
         beat_schedule=build_beat_schedule(config),
         beat_schedule_filename=str(settings.state_dir / "beat-schedule"),
     )
+    timing.connect(app)
     return app
 
 

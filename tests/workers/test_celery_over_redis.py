@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from monitor.db.engine import make_engine, make_sessionmaker
 from monitor.db.migrate import upgrade
-from monitor.db.models import MonitorTick
+from monitor.db.models import MonitorTick, TaskStat
 from monitor.settings import Settings
 from tests.support import PG_TEST_DB, recreate_pg_database, slamon_command, wait_for
 
@@ -64,7 +64,12 @@ def test_a_task_sent_over_redis_is_run_by_a_worker_and_lands_in_postgres(
                 return list(db.scalars(select(MonitorTick.vantage)))
 
         assert wait_for(tick_rows, timeout=60) == ["redis-test"]
-        engine.dispose()
     finally:
         worker.send_signal(signal.SIGTERM)
         assert worker.wait(timeout=30) == 0
+    with sessions() as db:  # the worker's first run of a task is timed and saved for /metrics
+        stat = db.get(TaskStat, "slamon.tick")
+        assert stat is not None
+        assert (stat.runs, stat.failures) == (1, 0)
+        assert 0 < stat.seconds_total < 30
+    engine.dispose()

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.config.models import TargetConfig
 from monitor.db.base import utcnow
-from monitor.db.models import Alert, Outage, ProbeRollup, TargetState
+from monitor.db.models import Alert, Outage, ProbeRollup, TargetState, TaskStat
 from monitor.liveness import bucket_start
 from monitor.sla.math import month_period
 from monitor.sla.policy import BUILTIN_POLICIES
@@ -126,3 +126,27 @@ def test_metrics_report_state_uptime_budget_latency_and_alerts(
     )
     assert allowed - 5 < got[("slamon_target_error_budget_left_seconds", labels("gpu-1"))] < allowed
     assert got[("slamon_alerts_firing", (("rule", "target_down"), ("severity", "critical")))] == 1.0
+
+
+def test_metrics_report_task_runs_durations_and_failures(
+    api: ApiClient, sessions: sessionmaker[Session]
+) -> None:
+    finished = utcnow().replace(microsecond=0)
+    with sessions() as session, session.begin():
+        session.add(
+            TaskStat(
+                task="slamon.probes.run_shard",
+                runs=4,
+                failures=1,
+                seconds_total=6.5,
+                last_seconds=1.25,
+                last_finished_at=finished,
+            )
+        )
+    got = samples(api.get("/metrics").text)
+    task = (("task", "slamon.probes.run_shard"),)
+    assert got[("slamon_task_duration_seconds_count", task)] == 4
+    assert got[("slamon_task_duration_seconds_sum", task)] == 6.5
+    assert got[("slamon_task_failures_total", task)] == 1
+    assert got[("slamon_task_last_duration_seconds", task)] == 1.25
+    assert got[("slamon_task_last_finished_timestamp_seconds", task)] == finished.timestamp()

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
+import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.api.status_page import SlaView, StatusView, render
 from monitor.config.models import TargetConfig
 from monitor.db.base import utcnow
-from monitor.db.models import Alert, Incident, Provider, TargetState
+from monitor.db.models import Alert, Incident, ObservedWindow, Outage, Provider, TargetState
+from monitor.sla.math import month_period
 from monitor.targets import upsert_target
 from tests.support import ApiClient
 
@@ -143,3 +146,39 @@ def test_sla_rows_show_uptime_against_target_and_credit() -> None:
     assert '<span class="badge ok">100.000%</span>' in page
     assert "99.900%" in page
     assert "10.0%" in page
+
+
+def test_status_page_shows_month_to_date_uptime_target_and_credit_from_outages(
+    api: ApiClient, sessions: sessionmaker[Session]
+) -> None:
+    """A target under AWS's instance SLA was down for 2 % of the month so far: the SLA row
+    shows ~98 % against 99.5 %, as a breach, with the 30 % credit tier (below 99.0)."""
+    now = utcnow()
+    month = month_period(now.strftime("%Y-%m"))
+    elapsed = now - month.start
+    with sessions() as session:
+        session.add(Provider(slug="aws", name="Amazon Web Services", regions=[], components=[]))
+        row = upsert_target(
+            session,
+            TargetConfig(
+                name="gpu-0", kind="tcp", url="tcp://h:22", provider="aws", sla="aws-ec2-instance"
+            ),
+            "config",
+        )
+        row.created_at = now - timedelta(days=60)
+        session.flush()
+        down_from = month.start + elapsed / 4
+        session.add_all(
+            [
+                ObservedWindow(target_id=row.id, start=month.start, end=now + timedelta(days=1)),
+                Outage(target_id=row.id, start=down_from, end=down_from + elapsed * 0.02),
+            ]
+        )
+        session.commit()
+    page = api.get("/").text
+    sla_table = page[page.index('<table id="sla">') :]
+    aws_row = sla_table[sla_table.index("Amazon Web Services") :].split("</tr>")[0]
+    uptime = float(re.search(r'class="badge breach">([\d.]+)%', aws_row).group(1))  # type: ignore[union-attr]
+    assert uptime == pytest.approx(98.0, abs=0.002)
+    assert "99.500%" in aws_row
+    assert "30.0%" in aws_row
