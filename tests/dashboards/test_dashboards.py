@@ -74,6 +74,10 @@ TABLE_COLUMNS: dict[tuple[str, int], list[str]] = {
         "time", "channel", "kind", "event", "status", "attempts", "last_status_code",
         "last_error", "rule", "summary",
     ],
+    ("slamon-alerts", 7): [
+        "task", "runs", "failures", "mean_seconds", "last_seconds", "last_finished_at",
+        "seconds_since_last",
+    ],
 }  # fmt: skip
 
 
@@ -294,6 +298,10 @@ def seed(session: Session) -> None:
                        last_status_code=500 if error else 200, last_error=error,
                        created_at=recent)
         )  # fmt: skip
+    session.add(
+        m.TaskStat(task="slamon.probes.run_shard", runs=10, failures=1, seconds_total=4.0,
+                   last_seconds=0.5, last_finished_at=now - timedelta(seconds=20))
+    )  # fmt: skip
     session.flush()
 
 
