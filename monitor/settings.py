@@ -35,6 +35,12 @@ class Settings(BaseSettings):
     state_dir: Path = Field(
         default=Path(".slamon"), description="Local state: filesystem broker, beat schedule."
     )
+    broker_visibility_timeout: float = Field(
+        default=3600.0,
+        gt=0,
+        description="Seconds before Redis hands an unacknowledged task (its worker died) to "
+        "another worker. Longer than the longest task; shorter means faster recovery.",
+    )
     vantage: str = Field(
         default_factory=socket.gethostname, description="Where this worker probes from."
     )

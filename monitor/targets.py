@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from monitor.config.models import Config, TargetConfig
@@ -66,6 +66,7 @@ def retire_target(session: Session, row: Target, at: datetime) -> None:
 def sync_config_targets(session: Session, config: Config, at: datetime) -> None:
     """Make the database's config-sourced targets match the config file; API targets stay."""
     wanted = {t.name for t in config.targets}
+    _one_sync_at_a_time(session)
     for cfg in config.targets:
         upsert_target(session, cfg, "config")
     stale = select(Target).where(
@@ -73,3 +74,14 @@ def sync_config_targets(session: Session, config: Config, at: datetime) -> None:
     )
     for row in session.scalars(stale):
         retire_target(session, row, at)
+
+
+SYNC_LOCK_KEY = 0x51A3_0001  # any constant: the advisory lock guarding config-target syncs
+
+
+def _one_sync_at_a_time(session: Session) -> None:
+    """Processes that start together (worker, beat, API) all sync the config targets: on
+    PostgreSQL they take turns, or two would insert the same new target and one would fail on
+    its unique name. SQLite's write transactions (BEGIN IMMEDIATE) already take turns."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(select(func.pg_advisory_xact_lock(SYNC_LOCK_KEY)))

@@ -15,7 +15,7 @@ from workers.schedule import build_beat_schedule, task_routes
 def broker_options(settings: Settings) -> dict[str, Any]:
     """Transport options; the filesystem transport needs its folders to exist."""
     if not settings.uses_filesystem_broker:
-        return {"visibility_timeout": 3600}
+        return {"visibility_timeout": settings.broker_visibility_timeout}
     folder = settings.broker_folder.resolve()
     for sub in ("queue", "processed", "control"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
@@ -30,6 +30,7 @@ def broker_options(settings: Settings) -> dict[str, Any]:
 
 def create_app(settings: Settings | None = None) -> Celery:
     settings = settings or get_settings()
+    settings.state_dir.mkdir(parents=True, exist_ok=True)  # the beat schedule file lives here
     config = load_config(settings.config, missing_ok=True)
     app = Celery("slamon", include=["workers.tasks"])
     app.conf.update(

@@ -18,7 +18,7 @@ from monitor.config.models import ChannelConfig, Config
 from monitor.db.base import utcnow
 from monitor.db.models import Channel, Delivery
 
-LEASE = timedelta(seconds=60)
+LEASE = timedelta(seconds=60)  # longer than one send can take (send.DEFAULT_TIMEOUT_S per phase)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,12 +111,20 @@ def deliver_due(
     clock: Callable[[], datetime] = utcnow,
     batch_size: int = 50,
 ) -> DeliveryRun:
-    """One pass over (at most ``batch_size`` of) the due outbox."""
-    with sessions() as session, session.begin():
-        batch = claim_due(session, worker, clock(), batch_size)
+    """One pass over (at most ``batch_size`` of) the due outbox.
+
+    Each delivery is claimed just before it is sent, so its lease has to outlast one send (at
+    most a few of the channel's timeouts), never a whole batch of slow sends: a batch claimed
+    up front would outlive its lease and be claimed and sent again by the next sweep.
+    """
     channels = {c.name: c for c in config.channels}
     counts = {"delivered": 0, "pending": 0, "failed": 0, "expired": 0}
-    for claimed in batch:
+    for _ in range(batch_size):
+        with sessions() as session, session.begin():
+            batch = claim_due(session, worker, clock(), limit=1)
+        if not batch:
+            break
+        [claimed] = batch
         outcome = _send(client, channels.get(claimed.channel), claimed, clock())
         with sessions() as session, session.begin():
             counts[record(session, claimed, outcome, config, clock())] += 1

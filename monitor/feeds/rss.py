@@ -26,7 +26,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from monitor.feeds import history
-from monitor.feeds._common import closed_status, html_to_text, opening_status, page_slug
+from monitor.feeds._common import (
+    closed_status,
+    html_to_text,
+    opening_status,
+    page_slug,
+    parse_time,
+)
 from monitor.feeds._feedparser import feed_field, feed_title, read_feed
 from monitor.feeds.model import Impact, Incident, IncidentUpdate, Status, stable_id
 
@@ -72,8 +78,8 @@ def feed_items(feed: Any) -> list[FeedItem]:
 def _item(entry: Any, feed_time: datetime | None) -> FeedItem:
     title = " ".join(str(feed_field(entry, "title") or "").split())
     url = str(feed_field(entry, "link") or "").strip() or None
-    published = _struct_time(feed_field(entry, "published_parsed"))
-    updated = _struct_time(feed_field(entry, "updated_parsed"))
+    published = _entry_time(entry, "published")
+    updated = _entry_time(entry, "updated")
     times = [t for t in (published, updated) if t is not None]
     return FeedItem(
         source_id=str(feed_field(entry, "id") or "").strip() or stable_id(url, title),
@@ -83,6 +89,18 @@ def _item(entry: Any, feed_time: datetime | None) -> FeedItem:
         published=published or updated,
         latest=max(times) if times else feed_time,
     )
+
+
+def _entry_time(entry: Any, key: str) -> datetime | None:
+    """feedparser's parsed time, else the raw text read as UTC: feedparser gives no parsed time
+    for an RFC 822 date without a zone, and such feeds mean UTC."""
+    parsed = _struct_time(feed_field(entry, f"{key}_parsed"))
+    if parsed is not None:
+        return parsed
+    try:
+        return parse_time(str(feed_field(entry, key) or "")) or None
+    except ValueError:
+        return None
 
 
 def _body_html(entry: Any) -> str:
