@@ -27,6 +27,23 @@ class SlamonGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             ctx.exit(130)
+        except Exception as exc:
+            message = _database_error(exc)
+            if message is None:
+                raise  # a bug: the traceback is for us
+            click.echo(f"error: {message}", err=True)
+            ctx.exit(1)
+
+
+def _database_error(exc: Exception) -> str | None:
+    """One line for a database that is down or refuses us mid-command (the driver's reason,
+    which names host and port but never the password); None for anything else."""
+    from sqlalchemy.exc import InterfaceError, OperationalError
+
+    if not isinstance(exc, OperationalError | InterfaceError):
+        return None
+    reason = str(getattr(exc, "orig", exc)).strip().splitlines() or [type(exc).__name__]
+    return f"database unavailable: {reason[0]}"
 
 
 @click.group(cls=SlamonGroup, context_settings={"help_option_names": ["-h", "--help"]})

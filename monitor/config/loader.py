@@ -45,8 +45,18 @@ def load_config(path: Path, *, missing_ok: bool = False) -> Config:
     return parse_config(text)
 
 
+TOO_DEEP = "the whole document: YAML nested too deeply, or an alias that contains itself"
+
+
 def parse_config(text: str) -> Config:
     """Validate YAML text as a config; ``ConfigError`` lists every problem found."""
+    try:
+        return _parse_config(text)
+    except RecursionError:  # `a: &x [*x]` or thousands of `[`: hostile or broken, not a config
+        raise ConfigError(TOO_DEEP) from None
+
+
+def _parse_config(text: str) -> Config:
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)

@@ -7,14 +7,37 @@ from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, text
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from monitor.errors import ServiceUnavailable
+from monitor.errors import ConfigError, ServiceUnavailable
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
-    """An engine for ``url``; SQLite runs in WAL mode with foreign keys and a busy timeout."""
+    """An engine for ``url``; SQLite runs in WAL mode with foreign keys and a busy timeout.
+
+    Raises ``ConfigError`` for a URL SQLAlchemy cannot use, naming the URL's scheme only (the
+    rest may hold a password)."""
+    try:
+        return _make_engine(url, **kwargs)
+    except (ArgumentError, NoSuchModuleError, ValueError) as exc:
+        scheme = url.split("://", 1)[0] if "://" in url else "?"
+        raise ConfigError(
+            [f"SLAMON_DATABASE_URL ({scheme}://***) is not a usable database URL: {_reason(exc)}"]
+        ) from None
+
+
+def _reason(exc: Exception) -> str:
+    """The error's first line, without the URL that SQLAlchemy quotes back."""
+    if isinstance(exc, ValueError) and not isinstance(exc, ArgumentError):
+        return "its host or port cannot be read"
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if "from string" in text:  # "Could not parse SQLAlchemy URL from string '…'"
+        return text.split(" from string", 1)[0]
+    return text if "://" not in text else type(exc).__name__
+
+
+def _make_engine(url: str, **kwargs: Any) -> Engine:
     if url.startswith("sqlite"):
         kwargs.setdefault("connect_args", {"timeout": 30})
         engine = create_engine(url, **kwargs)

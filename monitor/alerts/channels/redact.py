@@ -5,13 +5,20 @@ Their secret sits in the path (Slack ``/services/T…/B…/TOKEN``, Discord ``/a
 or in the query (Teams workflow URLs sign with ``?…&sig=…``). apprise URLs may carry a token in
 the host part itself (``tgram://BOTTOKEN/CHAT``). So only an http(s) URL's scheme, host and port
 are ever shown, and nothing but the scheme of any other URL.
+
+httpx logs every request's full URL at INFO (``HTTP Request: POST https://hooks.slack.com/…``):
+importing this module puts :class:`RedactUrlsInLogs` on the ``httpx`` logger, so no process that
+can send a notification writes a channel URL to its log, whatever the log level.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable
 from urllib.parse import unquote, urlsplit
+
+import httpx
 
 HIDDEN = "***"
 MIN_FRAGMENT = 8  # shorter URL pieces ("api", "v2") are words, not credentials
@@ -58,3 +65,32 @@ def scrub(text: str, secrets: Iterable[str]) -> str:
     for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
         text = text.replace(secret, HIDDEN)
     return text
+
+
+class RedactUrlsInLogs(logging.Filter):
+    """Rewrites the URL arguments of a log record to their :func:`redact_url` form."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(_redacted_if_url(arg) for arg in record.args)
+        if "://" in str(record.msg):
+            record.msg = " ".join(str(_redacted_if_url(w)) for w in str(record.msg).split(" "))
+        return True
+
+
+def _redacted_if_url(value: object) -> object:
+    if isinstance(value, httpx.URL) or (isinstance(value, str) and "://" in value):
+        return redact_url(str(value))
+    return value
+
+
+def redact_http_logs() -> None:
+    """Put :class:`RedactUrlsInLogs` on the ``httpx`` logger (once)."""
+    logger = logging.getLogger("httpx")
+    if not any(isinstance(f, RedactUrlsInLogs) for f in logger.filters):
+        logger.addFilter(RedactUrlsInLogs())
+
+
+# On import, deliberately: every sender imports this module before its first request, and a
+# filter installed by each entry point could be forgotten by the next one.
+redact_http_logs()

@@ -1,15 +1,13 @@
 from __future__ import annotations
 
 import pytest
+from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, inspect
 
 from monitor.db.base import Base
 from monitor.db.engine import make_engine
-from alembic.script import ScriptDirectory
-
 from monitor.db.migrate import alembic_config, current_revision, schema_drift, upgrade
 from tests.support import PG_TEST_DB, recreate_pg_database
-
 
 HEAD_REVISION = ScriptDirectory.from_config(alembic_config()).get_current_head()
 
