@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import case
+from sqlalchemy import Table, case
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -81,7 +81,7 @@ def add_tallies(session: Session, tallies: dict[str, TaskTally]) -> None:
     """Add ``tallies`` to the stored totals, one upsert per task (``runs = runs + n``)."""
     dialect = session.get_bind().dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    table = TaskStat.__table__
+    table: Table = TaskStat.__table__  # type: ignore[assignment]
     for task, tally in sorted(tallies.items()):  # a fixed order: no deadlock between workers
         assert tally.last_finished_at is not None
         stmt = insert(table).values(

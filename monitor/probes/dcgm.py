@@ -6,16 +6,15 @@ the last scrape (XID and ECC read as changes against the remembered baseline).
 
 from __future__ import annotations
 
-import httpx
-
 from monitor.probes.gpu import GpuCounters, assess, parse_dcgm
 from monitor.probes.http import fetch, status_ok
 from monitor.probes.model import ProbeResult, ProbeTarget
+from monitor.probes.wire import ProbeClient
 
 MAX_METRICS_BYTES = 4 * 1024 * 1024
 
 
-async def probe(target: ProbeTarget, client: httpx.AsyncClient) -> ProbeResult:
+async def probe(target: ProbeTarget, client: ProbeClient) -> ProbeResult:
     result, body = await fetch(target, client, MAX_METRICS_BYTES)
     if not result.ok or result.status_code is None:
         return result

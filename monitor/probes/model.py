@@ -7,7 +7,16 @@ from datetime import datetime
 from typing import Any, Literal
 
 ErrorKind = Literal[
-    "timeout", "connect", "tls", "http_status", "body", "parse", "gpu", "vantage", "internal"
+    "timeout",
+    "connect",
+    "tls",
+    "protocol",  # it answered, but not in HTTP/1.x
+    "http_status",
+    "body",
+    "parse",
+    "gpu",
+    "vantage",
+    "internal",
 ]
 
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-import httpx
-
 from monitor.probes import dcgm, http, tcp
 from monitor.probes.model import ProbeResult, ProbeTarget
+from monitor.probes.wire import ProbeClient
 
-Probe = Callable[[ProbeTarget, httpx.AsyncClient], Awaitable[ProbeResult]]
+Probe = Callable[[ProbeTarget, ProbeClient], Awaitable[ProbeResult]]
 
 PROBES: dict[str, Probe] = {
     "http": http.probe,

@@ -1,4 +1,4 @@
-"""Running a shard of probes concurrently: one shared client, bounded concurrency, a hard
+"""Running a shard of probes concurrently: one shared probe client, bounded concurrency, a hard
 deadline per probe. The runner owns time and failure; probes only probe."""
 
 from __future__ import annotations
@@ -6,34 +6,27 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-import httpx
-
 from monitor.db.base import utcnow
 from monitor.probes.model import ProbeResult, ProbeTarget
 from monitor.probes.registry import PROBES
+from monitor.probes.wire import ProbeClient
 
 DEADLINE_SLACK_S = 0.5  # the runner's deadline is the probe's own timeout plus this
 
 
-def probe_client(max_connections: int = 200) -> httpx.AsyncClient:
-    """The one client a shard shares. Keep-alive reuse is on: a dead instance still fails on the
-    reused connection, and not paying a handshake per probe is what lets one worker probe
-    thousands of targets (issue 8 measures it)."""
-    limits = httpx.Limits(
-        max_connections=max_connections, max_keepalive_connections=max_connections
-    )
-    return httpx.AsyncClient(
-        limits=limits, follow_redirects=False, verify=True, headers={"User-Agent": "slamon-probe"}
-    )
+def probe_client() -> ProbeClient:
+    """What the probes of a worker share: the process's verifying TLS context and the user agent.
+    Connections are not shared: every probe opens its own (see ``monitor.probes.wire``)."""
+    return ProbeClient()
 
 
-async def probe_one(target: ProbeTarget, client: httpx.AsyncClient) -> ProbeResult:
+async def probe_one(target: ProbeTarget, client: ProbeClient) -> ProbeResult:
     """Run the target's probe under a hard deadline; a bug becomes a failed result, not a crash."""
     at = utcnow()
     try:
-        return await asyncio.wait_for(
-            PROBES[target.kind](target, client), target.timeout_s + DEADLINE_SLACK_S
-        )
+        # asyncio.timeout, not wait_for: on 3.11 wait_for costs one more task per probe
+        async with asyncio.timeout(target.timeout_s + DEADLINE_SLACK_S):
+            return await PROBES[target.kind](target, client)
     except TimeoutError:
         return ProbeResult(
             target.id,
@@ -55,7 +48,7 @@ async def probe_one(target: ProbeTarget, client: httpx.AsyncClient) -> ProbeResu
 
 
 async def probe_many(
-    targets: Sequence[ProbeTarget], client: httpx.AsyncClient, concurrency: int = 100
+    targets: Sequence[ProbeTarget], client: ProbeClient, concurrency: int = 100
 ) -> list[ProbeResult]:
     """Probe ``targets`` with at most ``concurrency`` in flight; results in input order."""
     gate = asyncio.Semaphore(concurrency)

@@ -9,8 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-import httpx
-from sqlalchemy import func, or_, select
+from sqlalchemy import Table, bindparam, func, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.config.models import ProbesConfig
@@ -20,8 +19,10 @@ from monitor.probes.loop import ProbeLoop
 from monitor.probes.model import ProbeResult, ProbeTarget
 from monitor.probes.runner import probe_client, probe_many, probe_one
 from monitor.probes.store import RoundOutcome, TargetTransition, load_probe_targets, record_round
+from monitor.probes.wire import ProbeClient
 
 HEARTBEAT_VANTAGE = "push"
+TARGETS: Table = Target.__table__  # type: ignore[assignment]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,18 +45,23 @@ def next_due(previous: datetime | None, interval_s: float, now: datetime) -> dat
 
 def claim_due_targets(session: Session, now: datetime) -> list[int]:
     """Ids of live, probed targets that are due, moved to their next slot in the same
-    transaction (rows locked with SKIP LOCKED on PostgreSQL, so two dispatchers never claim one)."""
+    transaction (rows locked with SKIP LOCKED on PostgreSQL, so two dispatchers never claim one).
+    Core rows and one executemany, not ORM objects: this runs for every target every interval."""
     due = (
-        select(Target)
+        select(Target.id, Target.next_probe_at, Target.interval_s)
         .where(Target.retired_at.is_(None), Target.kind != "heartbeat")
         .where(or_(Target.next_probe_at.is_(None), Target.next_probe_at <= now))
         .order_by(Target.id)
         .with_for_update(skip_locked=True)
     )
-    rows = list(session.scalars(due))
-    for row in rows:
-        row.next_probe_at = next_due(row.next_probe_at, row.interval_s, now)
-    return [row.id for row in rows]
+    rows = session.execute(due).all()
+    if rows:
+        slots = [
+            {"k_id": r.id, "next_probe_at": next_due(r.next_probe_at, r.interval_s, now)}
+            for r in rows
+        ]
+        session.execute(update(TARGETS).where(TARGETS.c.id == bindparam("k_id")), slots)
+    return [r.id for r in rows]
 
 
 def shards(ids: Sequence[int], size: int) -> list[list[int]]:
@@ -76,9 +82,9 @@ def probe_round(
     """Probe a shard from ``vantage``, store every result, and re-probe unconfirmed streaks after
     ``probes.retry_interval`` until they are confirmed either way.
 
-    With ``loop`` (a worker's long-lived probe loop) its client and kept-alive connections are
-    reused; without, a client lives for this round only. ``on_transitions`` runs inside the
-    transaction that stores the results (alerts commit with what caused them).
+    With ``loop`` (a worker's long-lived probe loop) the round runs on it; without, on a loop of
+    its own for this round only. ``on_transitions`` runs inside the transaction that stores the
+    results (alerts commit with what caused them).
     """
     ids = list(target_ids)
     if loop is not None:
@@ -86,11 +92,8 @@ def probe_round(
             lambda client: _round(sessions, ids, vantage, probes, client, on_transitions)
         )
 
-    async def once() -> RoundReport:
-        async with probe_client(probes.concurrency) as client:
-            return await _round(sessions, ids, vantage, probes, client, on_transitions)
-
-    return asyncio.run(once())
+    client = probe_client()
+    return asyncio.run(_round(sessions, ids, vantage, probes, client, on_transitions))
 
 
 async def _round(
@@ -98,7 +101,7 @@ async def _round(
     target_ids: list[int],
     vantage: str,
     probes: ProbesConfig,
-    client: httpx.AsyncClient,
+    client: ProbeClient,
     on_transitions: OnTransitions | None = None,
 ) -> RoundReport:
     latest: dict[int, ProbeResult] = {}
@@ -142,7 +145,7 @@ def _record(
         return outcome
 
 
-async def _canary_ok(probes: ProbesConfig, client: httpx.AsyncClient) -> bool:
+async def _canary_ok(probes: ProbesConfig, client: ProbeClient) -> bool:
     """Can this vantage reach the outside world at all? If not, our results mean nothing."""
     assert probes.canary is not None
     kind = "tcp" if probes.canary.startswith("tcp://") else "http"

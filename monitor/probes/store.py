@@ -1,15 +1,21 @@
 """Writing a probe round: the raw results in one batched insert, the per-vantage streaks, the
-quorum verdict and the outage intervals it opens or closes — all in the caller's transaction."""
+quorum verdict and the outage intervals it opens or closes — all in the caller's transaction.
+
+Written in Core, not through the ORM's unit of work: a round changes two state rows and one
+observed window per target, and at thousands of probes a second the ORM's per-object bookkeeping
+cost more than the probes themselves (bench/probe_throughput.py). Rows are read once as tuples,
+changed in memory by the pure state machine, and written back with one executemany per statement.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import Row, Table, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from monitor.db.dialect import insert_ignoring_conflicts
@@ -18,6 +24,7 @@ from monitor.db.models import ProbeResult as ResultRow
 from monitor.probes.model import ProbeResult, ProbeTarget
 from monitor.probes.state import (
     DOWN,
+    UNKNOWN,
     UP,
     Streak,
     Transition,
@@ -30,6 +37,19 @@ from monitor.probes.state import (
 SERIES = ("reachable", "usable")
 QUORUM_VANTAGE = "*"
 STALE_INTERVALS = 3  # a vantage silent for this many intervals no longer votes
+
+RESULTS: Table = ResultRow.__table__  # type: ignore[assignment]
+STATES: Table = TargetState.__table__  # type: ignore[assignment]
+STATE_COLUMNS = (
+    "state",
+    "since",
+    "consecutive_failures",
+    "consecutive_successes",
+    "first_failure_at",
+    "first_success_at",
+    "last_probe_at",
+)
+WINDOWS: Table = ObservedWindow.__table__  # type: ignore[assignment]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,22 +69,69 @@ class RoundOutcome:
     states: dict[int, str]  # reachable state at this vantage after the round, by target id
 
 
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """What recording needs of a target row."""
+
+    id: int
+    name: str
+    interval_s: float
+    timeout_s: float
+    confirmations: int
+
+
+@dataclass(slots=True)
+class _State:
+    """One ``target_states`` row as read (``stored``: what the database holds, None for a new
+    row), and what this round made of it."""
+
+    target_id: int
+    vantage: str
+    series: str
+    streak: Streak
+    last_probe_at: datetime | None
+    stored: dict[str, Any] | None
+    detail: dict[str, Any] | None = None  # set only when this round changes it
+
+
+StateKey = tuple[int, str, str]  # target id, vantage, series
+GPU_KINDS = frozenset({"dcgm"})  # kinds whose probe compares against a remembered baseline
+
+
 def load_probe_targets(
     session: Session, target_ids: Iterable[int], vantage: str
 ) -> list[ProbeTarget]:
     """Live targets by id, with the GPU baseline this vantage remembered (dcgm)."""
     ids = list(target_ids)
-    rows = session.scalars(select(Target).where(Target.id.in_(ids), Target.retired_at.is_(None)))
+    columns = (
+        Target.id,
+        Target.name,
+        Target.kind,
+        Target.url,
+        Target.timeout_s,
+        Target.settings,
+        Target.gpus,
+        Target.confirmations,
+    )
+    live = select(*columns).where(Target.id.in_(ids), Target.retired_at.is_(None))
+    rows = session.execute(live).all()
+    baselines = _gpu_baselines(session, [r.id for r in rows if r.kind in GPU_KINDS], vantage)
+    return [_probe_target(row, baselines.get(row.id) or {}) for row in rows]
+
+
+def _gpu_baselines(session: Session, ids: list[int], vantage: str) -> dict[int, dict[str, Any]]:
+    """The detail this vantage remembered for ``ids`` (read only for kinds that use it)."""
+    if not ids:
+        return {}
     remembered = select(TargetState.target_id, TargetState.detail).where(
         TargetState.target_id.in_(ids),
         TargetState.vantage == vantage,
         TargetState.series == "usable",
     )
-    baselines: dict[int, dict[str, Any]] = dict(session.execute(remembered).all())
-    return [_probe_target(row, baselines.get(row.id) or {}) for row in rows]
+    return dict(session.execute(remembered).all())
 
 
-def _probe_target(row: Target, state_detail: dict[str, Any]) -> ProbeTarget:
+def _probe_target(row: Row[Any], state_detail: dict[str, Any]) -> ProbeTarget:
     settings = row.settings or {}
     return ProbeTarget(
         id=row.id,
@@ -98,6 +165,22 @@ def result_rows(vantage: str, results: Iterable[ProbeResult]) -> list[dict[str, 
     ]
 
 
+def insert_results(session: Session, rows: list[dict[str, Any]]) -> None:
+    """One batched insert; on PostgreSQL a COPY, which skips building an INSERT per row."""
+    if session.get_bind().dialect.name != "postgresql":
+        session.execute(insert(RESULTS), rows)
+        return
+    from psycopg.types.json import Json
+
+    columns = list(rows[0])
+    raw = session.connection().connection.driver_connection
+    assert raw is not None
+    statement = f"COPY {RESULTS.name} ({', '.join(columns)}) FROM STDIN"
+    with raw.cursor() as cursor, cursor.copy(statement) as copy:
+        for row in rows:
+            copy.write_row([Json(v) if k == "detail" else v for k, v in row.items()])
+
+
 def record_round(
     session: Session,
     vantage: str,
@@ -109,40 +192,148 @@ def record_round(
     """Store ``results`` probed from ``vantage`` and apply what they confirm."""
     if not results:
         return RoundOutcome((), frozenset(), {})
-    # Lock the targets (in id order) before reading any vantage's state: two vantages recording
-    # at once must not each miss the other's uncommitted verdict and so never reach a quorum.
+    targets = _lock_targets(session, {r.target_id for r in results})
+    insert_results(session, result_rows(vantage, results))
+    states = _load_states(session, targets, vantage)
+    unconfirmed = _advance_streaks(states, targets, vantage, results, now)
+    _extend_coverage(session, targets, [r for r in results if r.ok is not None])
+    transitions = _apply_quorum(session, states, targets, now, quorum)
+    _write_states(session, states.values(), now)
+    reachable = {tid: states[(tid, vantage, "reachable")].streak.state for tid in targets}
+    return RoundOutcome(tuple(transitions), frozenset(unconfirmed), reachable)
+
+
+def _lock_targets(session: Session, ids: set[int]) -> dict[int, _Target]:
+    """Lock the targets (in id order) before reading any vantage's state: two vantages recording
+    at once must not each miss the other's uncommitted verdict and so never reach a quorum."""
     locked = (
-        select(Target)
-        .where(Target.id.in_({r.target_id for r in results}))
+        select(Target.id, Target.name, Target.interval_s, Target.timeout_s, Target.confirmations)
+        .where(Target.id.in_(ids))
         .order_by(Target.id)
         .with_for_update(key_share=True)  # NO KEY UPDATE: the results' foreign keys still pass
     )
-    targets = {t.id: t for t in session.scalars(locked)}
-    session.execute(insert(ResultRow), result_rows(vantage, results))
-    streaks = _load_streaks(session, targets, vantage)
+    return {row.id: _Target(*row) for row in session.execute(locked)}
+
+
+def _load_states(
+    session: Session, targets: dict[int, _Target], vantage: str
+) -> dict[StateKey, _State]:
+    """Every vantage's rows for ``targets`` (the quorum needs them), plus new ones for this
+    vantage where it has none yet. ``detail`` is not read: only a dcgm result changes it."""
+    c = STATES.c
+    query = select(c.target_id, c.vantage, c.series, *(c[name] for name in STATE_COLUMNS)).where(
+        c.target_id.in_(targets)
+    )
+    states: dict[StateKey, _State] = {}
+    for r in session.execute(query):
+        stored = dict(zip(STATE_COLUMNS, r[3:], strict=True))
+        key = (r.target_id, r.vantage, r.series)
+        states[key] = _State(*key, _streak(stored), r.last_probe_at, stored)
+    for target_id in targets:
+        for series in SERIES:
+            if (target_id, vantage, series) not in states:
+                states[(target_id, vantage, series)] = _State(
+                    target_id, vantage, series, Streak(), None, None, detail={}
+                )
+    return states
+
+
+def _streak(stored: dict[str, Any]) -> Streak:
+    return Streak(
+        stored["state"],
+        stored["since"],
+        stored["consecutive_failures"],
+        stored["consecutive_successes"],
+        stored["first_failure_at"],
+        stored["first_success_at"],
+        stored["last_probe_at"],
+    )
+
+
+def _advance_streaks(
+    states: dict[StateKey, _State],
+    targets: dict[int, _Target],
+    vantage: str,
+    results: Sequence[ProbeResult],
+    now: datetime,
+) -> set[int]:
+    """Feed each result to its two series' streaks; the targets that need a quick re-probe."""
     unconfirmed: set[int] = set()
     for result in sorted(results, key=lambda r: r.at):
         target = targets.get(result.target_id)
         if target is None or result.ok is None:
             continue  # retired meanwhile, or unknown (our own side failed): no verdict
         for series, ok in (("reachable", result.ok), ("usable", bool(result.usable_ok))):
-            row = streaks[(target.id, series)]
-            streak, _ = advance(_streak(row), ok, result.at, target.confirmations)
-            _store_streak(row, streak)
+            row = states[(target.id, vantage, series)]
+            row.streak, _ = advance(row.streak, ok, result.at, target.confirmations)
             row.last_probe_at = max(result.at, now)  # when the vantage last reported (freshness)
             if series == "usable" and "gpu_counters" in result.detail:
-                row.detail = {**(row.detail or {}), "gpu_counters": result.detail["gpu_counters"]}
-            if streak.unconfirmed:
+                row.detail = {"gpu_counters": result.detail["gpu_counters"]}
+            if row.streak.unconfirmed:
                 unconfirmed.add(target.id)
-    _extend_coverage(session, targets, [r for r in results if r.ok is not None])
-    session.flush()
-    transitions = _apply_quorum(session, targets, now, quorum)
-    states = {tid: streaks[(tid, "reachable")].state for tid in targets}
-    return RoundOutcome(tuple(transitions), frozenset(unconfirmed), states)
+    return unconfirmed
+
+
+def _write_states(session: Session, states: Iterable[_State], now: datetime) -> None:
+    """New rows in one insert; changed rows in one executemany update per set of changed
+    columns (a steady round changes only a success count and the freshness stamp, and binding
+    four timestamps per row for nothing was a tenth of a round's cost)."""
+    rows = list(states)
+    details = _stored_details(session, [r for r in rows if r.stored and r.detail is not None])
+    new: list[dict[str, Any]] = []
+    changed: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        values = _state_values(row, now)
+        if row.stored is None:
+            key = {"target_id": row.target_id, "vantage": row.vantage, "series": row.series}
+            new.append({**key, **values, "detail": row.detail or {}})
+            continue
+        diff = {k: v for k, v in values.items() if v != row.stored[k]}
+        if row.detail is not None:
+            stored = details.get((row.target_id, row.vantage, row.series)) or {}
+            diff["detail"] = {**stored, **row.detail}
+        if diff:
+            where = {"k_target_id": row.target_id, "k_vantage": row.vantage, "k_series": row.series}
+            changed[tuple(diff)].append({**where, **diff})
+    if new:
+        session.execute(insert(STATES), new)
+    by_key = update(STATES).where(
+        STATES.c.target_id == bindparam("k_target_id"),
+        STATES.c.vantage == bindparam("k_vantage"),
+        STATES.c.series == bindparam("k_series"),
+    )
+    for batch in changed.values():
+        session.execute(by_key, batch)
+
+
+def _stored_details(session: Session, rows: list[_State]) -> dict[StateKey, dict[str, Any]]:
+    """The stored details of the rows this round gives new ones (dcgm), in one read."""
+    if not rows:
+        return {}
+    c = STATES.c
+    query = select(c.target_id, c.vantage, c.series, c.detail).where(
+        c.target_id.in_({r.target_id for r in rows})
+    )
+    wanted = {(r.target_id, r.vantage, r.series) for r in rows}
+    found = ((r.target_id, r.vantage, r.series, r.detail) for r in session.execute(query))
+    return {(t, v, s): d for t, v, s, d in found if (t, v, s) in wanted}
+
+
+def _state_values(row: _State, now: datetime) -> dict[str, Any]:
+    streak = row.streak
+    return {
+        "state": streak.state,
+        "since": streak.since or now,  # a new row that has no verdict yet
+        "consecutive_failures": streak.failures,
+        "consecutive_successes": streak.successes,
+        "first_failure_at": streak.failure_started_at,
+        "first_success_at": streak.success_started_at,
+        "last_probe_at": row.last_probe_at,
+    }
 
 
 def _extend_coverage(
-    session: Session, targets: dict[int, Target], known: Sequence[ProbeResult]
+    session: Session, targets: dict[int, _Target], known: Sequence[ProbeResult]
 ) -> None:
     """Grow each target's observed window: a known result vouches for the interval after it.
     A gap longer than two intervals (slamon was down, or our canary failed) starts a new window,
@@ -155,82 +346,40 @@ def _extend_coverage(
     horizon = min(latest.values()) - timedelta(
         seconds=max(t.interval_s for t in targets.values()) * 3
     )
-    windows = {
-        w.target_id: w
-        for w in session.scalars(
-            select(ObservedWindow)
-            .where(ObservedWindow.target_id.in_(latest), ObservedWindow.source == "probe")
-            .where(ObservedWindow.end >= horizon)
-            .order_by(ObservedWindow.end)
-        )
-    }
+    c = WINDOWS.c
+    recent = (
+        select(c.target_id, c.id, c.end)
+        .where(c.target_id.in_(latest), c.source == "probe", c.end >= horizon)
+        .order_by(c.end)
+    )
+    windows = {tid: (wid, end) for tid, wid, end in session.execute(recent)}  # the latest wins
+    grown, opened = [], []
     for target_id, at in latest.items():
         step = timedelta(seconds=targets[target_id].interval_s)
         window = windows.get(target_id)
-        if window is not None and window.end >= at - 2 * step:
-            window.end = max(window.end, at + step)
+        if window is not None and window[1] >= at - 2 * step:
+            if at + step > window[1]:
+                grown.append({"k_id": window[0], "end": at + step})
         else:
-            session.add(
-                ObservedWindow(target_id=target_id, start=at, end=at + step, source="probe")
+            opened.append(
+                {"target_id": target_id, "start": at, "end": at + step, "source": "probe"}
             )
-
-
-def _load_streaks(
-    session: Session, targets: dict[int, Target], vantage: str
-) -> dict[tuple[int, str], TargetState]:
-    rows = {
-        (r.target_id, r.series): r
-        for r in session.scalars(
-            select(TargetState).where(
-                TargetState.target_id.in_(targets), TargetState.vantage == vantage
-            )
-        )
-    }
-    for target_id in targets:
-        for series in SERIES:
-            if (target_id, series) not in rows:
-                row = TargetState(
-                    target_id=target_id,
-                    vantage=vantage,
-                    series=series,
-                    state="unknown",
-                    consecutive_failures=0,
-                    consecutive_successes=0,
-                    detail={},
-                )
-                session.add(row)
-                rows[(target_id, series)] = row
-    return rows
-
-
-def _streak(row: TargetState) -> Streak:
-    return Streak(
-        row.state,
-        row.since,
-        row.consecutive_failures,
-        row.consecutive_successes,
-        row.first_failure_at,
-        row.first_success_at,
-        row.last_probe_at,
-    )
-
-
-def _store_streak(row: TargetState, streak: Streak) -> None:
-    row.state, row.since = streak.state, streak.since or row.since
-    row.consecutive_failures, row.consecutive_successes = streak.failures, streak.successes
-    row.first_failure_at, row.first_success_at = (
-        streak.failure_started_at,
-        streak.success_started_at,
-    )
-    row.last_probe_at = streak.last_probe_at
+    if grown:
+        session.execute(update(WINDOWS).where(c.id == bindparam("k_id")), grown)
+    if opened:
+        session.execute(insert(WINDOWS), opened)
 
 
 def _apply_quorum(
-    session: Session, targets: dict[int, Target], now: datetime, quorum: int | None
+    session: Session,
+    states: dict[StateKey, _State],
+    targets: dict[int, _Target],
+    now: datetime,
+    quorum: int | None,
 ) -> list[TargetTransition]:
     """Recompute each target's quorum verdict from every vantage; open/close outages on change."""
-    by_series: dict[tuple[int, str], list[TargetState]] = defaultdict(list)
-    for row in session.scalars(select(TargetState).where(TargetState.target_id.in_(targets))):
+    by_series: dict[tuple[int, str], list[_State]] = defaultdict(list)
+    for row in states.values():
         by_series[(row.target_id, row.series)].append(row)
     transitions = []
     for target in targets.values():
@@ -238,46 +387,40 @@ def _apply_quorum(
             mine = by_series[(target.id, series)]
             views = _fresh_views(mine, target, now)
             state, since = verdict(views, quorum_size(len(views), quorum))
-            overall = next((r for r in mine if r.vantage == QUORUM_VANTAGE), None)
-            change = _set_overall(session, overall, target.id, series, state, since, now)
+            change = _set_overall(states, target.id, series, state, since, now)
             if change is not None:
                 _record_outage(session, target.id, series, change, now, views)
                 transitions.append(TargetTransition(target.id, target.name, series, change))
     return transitions
 
 
-def _fresh_views(rows: list[TargetState], target: Target, now: datetime) -> list[VantageView]:
+def _fresh_views(rows: list[_State], target: _Target, now: datetime) -> list[VantageView]:
     cutoff = now - timedelta(seconds=target.interval_s * STALE_INTERVALS + target.timeout_s)
     return [
-        VantageView(r.vantage, r.state, r.since, r.last_probe_at)
+        VantageView(r.vantage, r.streak.state, r.streak.since, r.last_probe_at)
         for r in rows
         if r.vantage != QUORUM_VANTAGE and r.last_probe_at is not None and r.last_probe_at >= cutoff
     ]
 
 
 def _set_overall(
-    session: Session,
-    row: TargetState | None,
+    states: dict[StateKey, _State],
     target_id: int,
     series: str,
     state: str,
     since: datetime | None,
     now: datetime,
 ) -> Transition | None:
-    previous = row.state if row is not None else "unknown"
-    if state == "unknown" or state == previous:
+    """Move the quorum's row (vantage ``*``) to ``state``; the transition, if it is one."""
+    key = (target_id, QUORUM_VANTAGE, series)
+    row = states.get(key)
+    previous = row.streak.state if row is not None else UNKNOWN
+    if state in (UNKNOWN, previous):
         return None
     if row is None:
-        row = TargetState(
-            target_id=target_id,
-            vantage=QUORUM_VANTAGE,
-            series=series,
-            consecutive_failures=0,
-            consecutive_successes=0,
-            detail={},
-        )
-        session.add(row)
-    row.state, row.since, row.last_probe_at = state, since or now, now
+        row = states[key] = _State(target_id, QUORUM_VANTAGE, series, Streak(), now, None, {})
+    row.streak = replace(row.streak, state=state, since=since or now)
+    row.last_probe_at = now
     return Transition(previous, state, since or now)
 
 

@@ -7,22 +7,20 @@ import contextlib
 import time
 from urllib.parse import urlsplit
 
-import httpx
-
 from monitor.db.base import utcnow
 from monitor.probes.model import ProbeResult, ProbeTarget
+from monitor.probes.wire import ProbeClient
 
 
-async def probe(target: ProbeTarget, client: httpx.AsyncClient) -> ProbeResult:
+async def probe(target: ProbeTarget, client: ProbeClient) -> ProbeResult:
     """Connect and close. ``client`` is unused: the contract is the same for every kind."""
     parts = urlsplit(target.url or "")
     assert parts.hostname
     assert parts.port
     at, start = utcnow(), time.perf_counter()
     try:
-        _reader, writer = await asyncio.wait_for(
-            asyncio.open_connection(parts.hostname, parts.port), target.timeout_s
-        )
+        async with asyncio.timeout(target.timeout_s):
+            _reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
     except TimeoutError:
         return ProbeResult(
             target.id,

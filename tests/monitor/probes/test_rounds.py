@@ -17,7 +17,7 @@ from monitor.db.base import utcnow
 from monitor.db.models import Outage, ProbeResult, Target, TargetState
 from monitor.probes.model import ProbeResult as Result
 from monitor.probes.service import probe_round
-from monitor.probes.store import record_round
+from monitor.probes.store import load_probe_targets, record_round
 from monitor.targets import upsert_target
 from tests.support import FeedServer
 
@@ -188,3 +188,36 @@ def test_a_retired_target_in_a_queued_shard_is_skipped(
     with sessions() as session, session.begin():
         session.get_one(Target, tid).retired_at = datetime.now(UTC)
     assert probe_round(sessions, [tid], "test", FAST).results == ()
+
+
+def test_a_dcgm_scrape_is_remembered_as_the_next_rounds_baseline(
+    sessions: sessionmaker[Session], server: FeedServer
+) -> None:
+    server.routes["/metrics"] = (200, (DCGM / "cncf-kops-aws-L4.prom").read_bytes())
+    gpu = add_target(sessions, name="l4", kind="dcgm", url=f"{server.url}/metrics", gpus=1)
+    web = add_target(sessions, name="web", kind="http", url=f"{server.url}/healthz")
+    probe_round(sessions, [gpu, web], "test", FAST)
+    with sessions() as session:
+        remembered = session.get_one(TargetState, (gpu, "test", "usable")).detail
+        by_id = {t.id: t for t in load_probe_targets(session, [gpu, web], "test")}
+        elsewhere = load_probe_targets(session, [gpu], "other-vantage")
+    assert "gpu_counters" in remembered
+    assert by_id[gpu].gpu_baseline == remembered["gpu_counters"]
+    assert by_id[web].gpu_baseline is None
+    assert elsewhere[0].gpu_baseline is None  # each vantage remembers its own scrapes
+    [again] = probe_round(sessions, [gpu], "test", FAST).results
+    assert (again.ok, again.usable) == (True, True)
+
+
+def test_a_failed_canary_makes_the_round_unknown_and_a_live_one_changes_nothing(
+    sessions: sessionmaker[Session], server: FeedServer
+) -> None:
+    tid = add_target(sessions, name="c", kind="http", url=f"{server.url}/healthz")
+    blind = ProbesConfig(retry_interval=0.2, canary="tcp://127.0.0.1:1")  # refused: we are cut off
+    [unknown] = probe_round(sessions, [tid], "test", blind).results
+    assert (unknown.ok, unknown.error_kind) == (None, "vantage")
+    seeing = ProbesConfig(retry_interval=0.2, canary=f"{server.url}/healthz")
+    [known] = probe_round(sessions, [tid], "test", seeing).results
+    assert (known.ok, known.status_code) == (True, 200)
+    with sessions() as session:
+        assert session.get_one(TargetState, (tid, "test", "reachable")).state == "up"
