@@ -199,6 +199,7 @@ class ProbesConfig(Strict):
     retry_interval: Timeout = 1.0
     canary: str | None = None
     raw_retention: Interval = 14 * 86400.0
+    minute_retention: Interval = 90 * 86400.0  # hour rollups are kept for ever
 
     @field_validator("canary")
     @classmethod

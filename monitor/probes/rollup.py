@@ -1,5 +1,7 @@
-"""Minute and hour rollups of raw probe results (kept for ever) and the pruning of raw rows
-(kept ``raw_retention``). Rolling up is idempotent: a bucket is recomputed, never added to."""
+"""Minute and hour rollups of raw probe results and their pruning: raw rows are kept
+``raw_retention``, minute rollups ``minute_retention``, hour rollups for ever (what a month's
+report and a year's trend need: about one byte per probe, bench/compare.py --only storage).
+Rolling up is idempotent: a bucket is recomputed, never added to."""
 
 from __future__ import annotations
 
@@ -156,4 +158,20 @@ def prune_raw(session: Session, now: datetime, keep: timedelta) -> int:
         return 0
     cutoff = min(now - keep, rolled_until)
     result = session.execute(delete(ProbeResult).where(ProbeResult.at < cutoff))
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
+def prune_minutes(session: Session, now: datetime, keep: timedelta) -> int:
+    """Delete minute rollups older than ``keep`` whose hours are already rolled up."""
+    rolled_until = session.scalar(
+        select(func.max(ProbeRollup.bucket_start)).where(ProbeRollup.resolution == "hour")
+    )
+    if rolled_until is None:
+        return 0
+    cutoff = min(now - keep, rolled_until)
+    result = session.execute(
+        delete(ProbeRollup).where(
+            ProbeRollup.resolution == "minute", ProbeRollup.bucket_start < cutoff
+        )
+    )
     return int(result.rowcount or 0)  # type: ignore[attr-defined]

@@ -7,7 +7,7 @@ from sqlalchemy.orm import Session
 
 from monitor.config.models import TargetConfig
 from monitor.db.models import ProbeResult, ProbeRollup
-from monitor.probes.rollup import prune_raw, roll_up, summarize_minutes
+from monitor.probes.rollup import prune_minutes, prune_raw, roll_up, summarize_minutes
 from monitor.targets import upsert_target
 
 T0 = datetime(2026, 10, 31, 23, 58, tzinfo=UTC)  # rolls across a month boundary
@@ -78,3 +78,22 @@ def test_pruning_keeps_raw_rows_that_are_not_rolled_up_yet(session: Session) -> 
     oldest = session.scalar(select(func.min(ProbeResult.at)))
     assert oldest is not None
     assert oldest >= T0 + timedelta(minutes=3)  # up to the last rolled-up minute, no further
+
+
+def test_minute_rollups_expire_only_once_their_hour_is_rolled_up(session: Session) -> None:
+    seed(session, minutes=10)  # minutes 23:58 .. 00:07 across midnight (and a month end)
+    roll_up(session, T0 + timedelta(minutes=20))
+    minutes = select(func.count()).where(ProbeRollup.resolution == "minute")
+    hour_counts = select(func.sum(ProbeRollup.count)).where(ProbeRollup.resolution == "hour")
+    before, counted = session.scalar(minutes), session.scalar(hour_counts)
+    assert before == 10
+    assert prune_minutes(session, T0 + timedelta(days=30), timedelta(days=90)) == 0  # too young
+    # 120 days on, only the minutes of the closed 23:00 hour go; the newest rolled-up hour
+    # (00:00) keeps its minutes, as it may still be recomputed from them.
+    assert prune_minutes(session, T0 + timedelta(days=120), timedelta(days=90)) == 2
+    assert session.scalar(minutes) == 8
+    oldest = session.scalar(
+        select(func.min(ProbeRollup.bucket_start)).where(ProbeRollup.resolution == "minute")
+    )
+    assert oldest == datetime(2026, 11, 1, tzinfo=UTC)
+    assert session.scalar(hour_counts) == counted == 40  # the hours still count every probe
