@@ -1,10 +1,14 @@
-"""Detection latency, end to end: a local target flips to 503; how long until slamon's signed
-webhook arrives? And the same for recovery. Runs the real product (`slamon run`: worker with
-beat + API) at a 5 s probe interval with 2 confirmations (quick re-probe after 1 s).
+"""Detection latency, end to end: a local target flips to 503; how long until the webhook
+arrives? And the same for recovery. Same target, same interval, two confirmations, on both:
 
-    .venv/bin/python bench/detection_latency.py --repetitions 5
-    SLAMON_DATABASE_URL=postgresql+psycopg://postgres@127.0.0.1/slamon_lat \\
-    SLAMON_BROKER_URL=redis://127.0.0.1:6379/3 .venv/bin/python bench/detection_latency.py
+- slamon: the real product (`slamon run`: worker with beat + API), 5 s probe interval,
+  ``confirmations: 2`` (quick re-probe after 1 s), its signed webhook;
+- the peer: Prometheus scraping blackbox_exporter every 5 s, rule ``probe_success == 0``
+  ``for: 5s`` evaluated every 1 s, Alertmanager (group_wait 0 s, group_interval 1 s) with a
+  webhook receiver (send_resolved).
+
+    .venv/bin/python bench/detection_latency.py --repetitions 5            # both
+    .venv/bin/python bench/detection_latency.py --side slamon --backend postgres
 
 Not run by CI. Prints each repetition and min/median/max.
 """
@@ -14,18 +18,18 @@ from __future__ import annotations
 import argparse
 import http.server
 import json
-import os
 import random
-import signal
 import statistics
-import subprocess
-import sys
-import tempfile
 import threading
 import time
-from pathlib import Path
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
 
-VENV_BIN = Path(sys.executable).parent
+import peer
+import slamon_side
+
+SETTLE_S = 12.0  # start-up, first probes
 
 
 class Flap(http.server.BaseHTTPRequestHandler):
@@ -43,13 +47,18 @@ class Flap(http.server.BaseHTTPRequestHandler):
 EVENTS: list[tuple[float, str]] = []  # (arrival time, firing | resolved)
 
 
+def event_of(body: dict[str, Any]) -> str:
+    """Slamon's webhook says ``event``; Alertmanager's says ``status``. Both firing|resolved."""
+    return str(body.get("event") or body.get("status"))
+
+
 class Hook(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args: object) -> None:
         pass
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        EVENTS.append((time.time(), json.loads(body)["event"]))
+        EVENTS.append((time.time(), event_of(json.loads(body))))
         self.send_response(204)
         self.end_headers()
 
@@ -60,7 +69,7 @@ def serve(handler: type[http.server.BaseHTTPRequestHandler]) -> http.server.Thre
     return server
 
 
-def wait_event(kind: str, after: float, timeout: float = 60) -> float:
+def wait_event(kind: str, after: float, timeout: float = 120) -> float:
     deadline = time.time() + timeout
     while time.time() < deadline:
         for at, event in EVENTS:
@@ -70,52 +79,96 @@ def wait_event(kind: str, after: float, timeout: float = 60) -> float:
     raise TimeoutError(f"no {kind} webhook within {timeout} s")
 
 
+Starter = Callable[[str, str], AbstractContextManager[Any]]  # (target url, webhook url) -> running
+
+
+def measure(start: Starter, repetitions: int, interval_s: float, label: str) -> dict[str, Any]:
+    """Flip the target ``repetitions`` times at random phases; seconds to each webhook."""
+    flap, hook = serve(Flap), serve(Hook)
+    Flap.status = 200
+    EVENTS.clear()
+    flap_url = f"http://127.0.0.1:{flap.server_address[1]}/"
+    hook_url = f"http://127.0.0.1:{hook.server_address[1]}/"
+    down_s: list[float] = []
+    up_s: list[float] = []
+    try:
+        with start(flap_url, hook_url):
+            time.sleep(SETTLE_S)
+            for n in range(repetitions):
+                time.sleep(random.uniform(0, interval_s))  # fail at a random phase
+                Flap.status, failed_at = 503, time.time()
+                down_s.append(wait_event("firing", failed_at) - failed_at)
+                time.sleep(random.uniform(0, interval_s))
+                Flap.status, back_at = 200, time.time()
+                up_s.append(wait_event("resolved", back_at) - back_at)
+                print(
+                    f"  {label} repetition {n + 1}: down -> webhook {down_s[-1]:.2f} s, "
+                    f"up -> webhook {up_s[-1]:.2f} s",
+                    flush=True,
+                )
+    finally:
+        flap.shutdown()
+        hook.shutdown()
+    return {"detection_s": summary(down_s), "recovery_s": summary(up_s)}
+
+
+def summary(values: list[float]) -> dict[str, Any]:
+    return {
+        "min": round(min(values), 2),
+        "median": round(statistics.median(values), 2),
+        "max": round(max(values), 2),
+        "each": [round(v, 2) for v in values],
+    }
+
+
+def slamon_starter(interval_s: float, backend: str) -> Starter:
+    def start(target: str, webhook: str) -> AbstractContextManager[Any]:
+        config = slamon_side.config_text([target], interval_s, 2.0, webhook_url=webhook)
+        database = "slamon_bench_h3_detect"
+        return slamon_side.SlamonRun(config, slamon_side.Backend(backend, database))
+
+    return start
+
+
+def peer_starter(interval_s: float) -> Starter:
+    def start(target: str, webhook: str) -> AbstractContextManager[Any]:
+        return peer.Peer([target], interval_s, webhook_url=webhook, for_s=5.0)
+
+    return start
+
+
+def run(side: str, repetitions: int, interval_s: float, backend: str = "sqlite") -> dict[str, Any]:
+    """Detection and recovery latency of ``side`` (slamon | peer)."""
+    if side == "slamon":
+        result = measure(slamon_starter(interval_s, backend), repetitions, interval_s, side)
+        if backend == "postgres":
+            slamon_side.drop_postgres("slamon_bench_h3_detect")
+        return result
+    peer.ensure_installed()
+    return measure(peer_starter(interval_s), repetitions, interval_s, side)
+
+
+def print_summary(side: str, result: dict[str, Any], interval_s: float) -> None:
+    for name in ("detection_s", "recovery_s"):
+        s = result[name]
+        print(
+            f"{side:<7} {name[:-2]:<10} min {s['min']:.2f} s  median {s['median']:.2f} s  "
+            f"max {s['max']:.2f} s  (interval {interval_s:g} s, 2 confirmations)"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument("--repetitions", type=int, default=5)
     parser.add_argument("--interval", type=float, default=5.0)
+    parser.add_argument("--side", choices=["slamon", "peer", "both"], default="both")
+    parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
     args = parser.parse_args()
-    flap, hook = serve(Flap), serve(Hook)
-    workdir = Path(tempfile.mkdtemp(prefix="slamon-latency-"))
-    flap_url = f"http://127.0.0.1:{flap.server_address[1]}/"
-    (workdir / "slamon.yaml").write_text(f"""
-probes: {{retry_interval: 1s}}
-targets:
-  - {{name: flap, kind: http, url: "{flap_url}", interval: {args.interval}, timeout: 2,
-     confirmations: 2}}
-channels:
-  - {{name: bench, kind: webhook, url: "http://127.0.0.1:{hook.server_address[1]}/", secret: s}}
-""")
-    run = subprocess.Popen(
-        [str(VENV_BIN / "slamon"), "run", "--port", "18944"],
-        cwd=workdir,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=os.environ.copy(),
-    )
-    down_s, up_s = [], []
-    try:
-        time.sleep(12)  # migrate, start, first probes
-        for n in range(args.repetitions):
-            time.sleep(random.uniform(0, args.interval))  # fail at a random phase of the interval
-            Flap.status, failed_at = 503, time.time()
-            down_s.append(wait_event("firing", failed_at) - failed_at)
-            time.sleep(random.uniform(0, args.interval))
-            Flap.status, back_at = 200, time.time()
-            up_s.append(wait_event("resolved", back_at) - back_at)
-            print(
-                f"repetition {n + 1}: down -> webhook {down_s[-1]:.2f} s, up -> webhook {up_s[-1]:.2f} s"
-            )
-    finally:
-        run.send_signal(signal.SIGINT)
-        run.wait(timeout=60)
-    for name, values in (("detection", down_s), ("recovery", up_s)):
-        print(
-            f"{name:<10} min {min(values):.2f} s  median {statistics.median(values):.2f} s  "
-            f"max {max(values):.2f} s  (interval {args.interval:g} s, 2 confirmations)"
-        )
+    sides = ["slamon", "peer"] if args.side == "both" else [args.side]
+    for side in sides:
+        print_summary(side, run(side, args.repetitions, args.interval, args.backend), args.interval)
 
 
 if __name__ == "__main__":
