@@ -45,9 +45,13 @@ def seed(session: Session, minutes: int) -> int:
 
 
 def test_rollups_are_idempotent_and_hours_sum_their_minutes(session: Session) -> None:
-    seed(session, minutes=10)
+    seed(session, minutes=10)  # 23:58 .. 00:07
     now = T0 + timedelta(minutes=10)
     assert roll_up(session, now) == 10
+    hours = select(ProbeRollup.bucket_start).where(ProbeRollup.resolution == "hour")
+    assert session.scalars(hours).all() == [datetime(2026, 10, 31, 23, tzinfo=UTC)]  # 00:00 open
+    now = datetime(2026, 11, 1, 1, 0, 30, tzinfo=UTC)  # the 00:00 hour has closed
+    roll_up(session, now)
     roll_up(session, now)  # again: recomputed, not added
     minutes = session.scalar(
         select(func.sum(ProbeRollup.count)).where(ProbeRollup.resolution == "minute")
@@ -83,6 +87,7 @@ def test_pruning_keeps_raw_rows_that_are_not_rolled_up_yet(session: Session) -> 
 def test_minute_rollups_expire_only_once_their_hour_is_rolled_up(session: Session) -> None:
     seed(session, minutes=10)  # minutes 23:58 .. 00:07 across midnight (and a month end)
     roll_up(session, T0 + timedelta(minutes=20))
+    roll_up(session, T0 + timedelta(hours=2))  # both hours closed and rolled up
     minutes = select(func.count()).where(ProbeRollup.resolution == "minute")
     hour_counts = select(func.sum(ProbeRollup.count)).where(ProbeRollup.resolution == "hour")
     before, counted = session.scalar(minutes), session.scalar(hour_counts)
