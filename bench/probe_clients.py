@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import resource
-import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -33,6 +32,8 @@ import httpx
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+
+import targets_server  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 from monitor.probes.http import probe as http_probe  # noqa: E402
 from monitor.probes.model import ProbeTarget  # noqa: E402
@@ -154,24 +155,8 @@ def main() -> None:
         help="measure only this client (repeatable)",
     )
     args = parser.parse_args()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            str(HERE / "targets_server.py"),
-            "--base-port",
-            str(args.base_port),
-            "--count",
-            str(args.targets),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    server = targets_server.start(args.base_port, args.targets)
     try:
-        assert server.stdout is not None
-        banner = server.stdout.readline().strip()
-        if not banner.startswith("listening"):  # e.g. a port in the range is taken
-            sys.exit("the targets server did not start (see its error above)")
-        print(banner, flush=True)
         if args.loop == "uvloop":
             import uvloop  # not a slamon dependency: measured here to see what it would buy
 

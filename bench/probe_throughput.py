@@ -20,7 +20,6 @@ import argparse
 import multiprocessing
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 import threading
@@ -30,6 +29,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+
+import targets_server  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 from monitor.config.models import ProbesConfig, TargetConfig  # noqa: E402
 from monitor.db.engine import make_engine, make_sessionmaker  # noqa: E402
@@ -92,24 +93,8 @@ def main() -> None:
 
     tmp = tempfile.mkdtemp(prefix="slamon-bench-")
     url = args.database_url or f"sqlite:///{tmp}/bench.db"
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            str(HERE / "targets_server.py"),
-            "--base-port",
-            str(args.base_port),
-            "--count",
-            str(args.targets),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    server = targets_server.start(args.base_port, args.targets)
     try:
-        assert server.stdout is not None
-        banner = server.stdout.readline().strip()
-        if not banner.startswith("listening"):  # e.g. a port in the range is taken
-            sys.exit("the targets server did not start (see its error above)")
-        print(banner)
         engine = make_engine(url)
         upgrade(engine)
         sessions = make_sessionmaker(engine)

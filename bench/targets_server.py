@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import subprocess
+import sys
+from pathlib import Path
 
 RESPONSE = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok"
 
@@ -32,6 +35,23 @@ async def main(base: int, count: int) -> None:
     ]
     print(f"listening on 127.0.0.1:{base}..{base + count - 1}", flush=True)
     await asyncio.gather(*(s.serve_forever() for s in servers))
+
+
+def start(base: int, count: int) -> subprocess.Popen[str]:
+    """This server in a subprocess, once it listens; exits the benchmark if it cannot (e.g. a
+    port in the range is taken)."""
+    server = subprocess.Popen(
+        [sys.executable, str(Path(__file__)), "--base-port", str(base), "--count", str(count)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdout is not None
+    banner = server.stdout.readline().strip()
+    if not banner.startswith("listening"):
+        server.kill()
+        sys.exit("the targets server did not start (see its error above)")
+    print(banner, flush=True)
+    return server
 
 
 if __name__ == "__main__":

@@ -175,27 +175,32 @@ def _store(session: Session, buckets: list[Bucket], resolution: str) -> None:
 
 def prune_raw(session: Session, now: datetime, keep: timedelta) -> int:
     """Delete raw results older than ``keep`` whose minutes are already rolled up."""
-    rolled_until = session.scalar(
-        select(func.max(ProbeRollup.bucket_start)).where(ProbeRollup.resolution == "minute")
-    )
-    if rolled_until is None:
+    cutoff = _prune_cutoff(session, "minute", now, keep)
+    if cutoff is None:
         return 0
-    cutoff = min(now - keep, rolled_until)
     result = session.execute(delete(ProbeResult).where(ProbeResult.at < cutoff))
     return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
 def prune_minutes(session: Session, now: datetime, keep: timedelta) -> int:
     """Delete minute rollups older than ``keep`` whose hours are already rolled up."""
-    rolled_until = session.scalar(
-        select(func.max(ProbeRollup.bucket_start)).where(ProbeRollup.resolution == "hour")
-    )
-    if rolled_until is None:
+    cutoff = _prune_cutoff(session, "hour", now, keep)
+    if cutoff is None:
         return 0
-    cutoff = min(now - keep, rolled_until)
     result = session.execute(
         delete(ProbeRollup).where(
             ProbeRollup.resolution == "minute", ProbeRollup.bucket_start < cutoff
         )
     )
     return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
+def _prune_cutoff(
+    session: Session, summarised_by: str, now: datetime, keep: timedelta
+) -> datetime | None:
+    """``now - keep``, but never past the newest ``summarised_by`` bucket: nothing is deleted
+    before a coarser bucket holds it. None while there is no such bucket."""
+    rolled_until = session.scalar(
+        select(func.max(ProbeRollup.bucket_start)).where(ProbeRollup.resolution == summarised_by)
+    )
+    return None if rolled_until is None else min(now - keep, rolled_until)
