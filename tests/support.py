@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import http.server
 import os
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -139,15 +143,32 @@ class FeedServer:
 
 class WebhookReceiver:
     """A real webhook receiver on loopback: records every POST; answers ``status`` (the test
-    flips it to simulate an outage); ``accepted`` holds the Idempotency-Keys it took (2xx)."""
+    flips it to simulate an outage); ``accepted`` holds the Idempotency-Keys it took (2xx).
 
-    def __init__(self) -> None:
-        import http.server
-        import threading
+    ``stop()`` closes the port (connections refused) and ``start()`` opens the same port again;
+    ``delay_s`` holds each answer back after the request was recorded (so a sender can be
+    killed mid-send); ``on_request`` runs with each request's headers before it is answered.
+    """
 
+    def __init__(
+        self,
+        port: int = 0,
+        *,
+        started: bool = True,
+        delay_s: float = 0.0,
+        on_request: Callable[[dict[str, str]], None] | None = None,
+    ) -> None:
+        self.port = port
         self.status = 200
+        self.delay_s = delay_s
+        self.on_request = on_request
         self.requests: list[tuple[dict[str, str], bytes]] = []
         self.accepted: list[str] = []
+        self.server: http.server.ThreadingHTTPServer | None = None
+        if started:
+            self.start()
+
+    def start(self) -> None:
         owner = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -158,6 +179,9 @@ class WebhookReceiver:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 owner.requests.append((headers, body))
+                if owner.on_request is not None:
+                    owner.on_request(headers)
+                time.sleep(owner.delay_s)
                 status = owner.status
                 if 200 <= status < 300:
                     owner.accepted.append(headers.get("idempotency-key", ""))
@@ -165,13 +189,18 @@ class WebhookReceiver:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self.port = self.server.server_address[1]  # a restart reopens the same port
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        return f"http://127.0.0.1:{self.port}/hook"
 
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
+
+    close = stop

@@ -8,8 +8,6 @@ import http.server
 import socket
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 
 class BlackHole:
@@ -81,52 +79,3 @@ class Streamer:
         self.stopping.set()
         self.server.shutdown()
         self.server.server_close()
-
-
-@dataclass
-class Receiver:
-    """A webhook receiver on a fixed loopback port that the test stops (connections refused)
-    and starts again. ``delay_s`` holds each answer back after the request was recorded (so a
-    sender can be killed mid-send); ``on_request`` runs with each request's headers before it is
-    answered. ``accepted`` holds the Idempotency-Key of every 2xx."""
-
-    port: int
-    status: int = 204
-    delay_s: float = 0.0
-    requests: list[tuple[dict[str, str], bytes]] = field(default_factory=list)
-    accepted: list[str] = field(default_factory=list)
-    on_request: Callable[[dict[str, str]], None] | None = None
-    server: http.server.ThreadingHTTPServer | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/hook"
-
-    def start(self) -> None:
-        owner = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                owner.requests.append((headers, body))
-                if owner.on_request is not None:
-                    owner.on_request(headers)
-                time.sleep(owner.delay_s)
-                if 200 <= owner.status < 300:
-                    owner.accepted.append(headers.get("idempotency-key", ""))
-                self.send_response(owner.status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def stop(self) -> None:
-        if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
-            self.server = None

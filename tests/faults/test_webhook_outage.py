@@ -19,9 +19,8 @@ from monitor.config import parse_config
 from monitor.db.base import utcnow
 from monitor.db.engine import make_engine, make_sessionmaker
 from monitor.db.models import Alert, Channel, Delivery
-from tests.faults.loopback import Receiver
 from tests.faults.servers import Processes, free_port, write_config
-from tests.support import FeedServer, wait_for
+from tests.support import FeedServer, WebhookReceiver, wait_for
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 
@@ -30,8 +29,9 @@ OUTAGE_S = 12.0
 
 
 @pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    hook = Receiver(port=free_port())  # not started: the receiver is down to begin with
+def receiver() -> Iterator[WebhookReceiver]:
+    # not started: the receiver is down to begin with
+    hook = WebhookReceiver(free_port(), started=False)
     yield hook
     hook.stop()
 
@@ -53,7 +53,7 @@ def test_a_receiver_gone_for_a_long_stretch_gets_every_delivery_once_when_back(
     processes: Processes,
     database_url: str,
     http_server: FeedServer,
-    receiver: Receiver,
+    receiver: WebhookReceiver,
 ) -> None:
     for name in TARGETS:
         http_server.routes[f"/{name}"] = (503, b"")
@@ -100,7 +100,7 @@ def test_a_receiver_gone_for_a_long_stretch_gets_every_delivery_once_when_back(
 
 
 def test_a_lease_running_out_mid_batch_does_not_send_a_delivery_twice(
-    database_url: str, receiver: Receiver
+    database_url: str, receiver: WebhookReceiver
 ) -> None:
     """Sender A claims a backlog and each send is slow (its clock moves 10 s per step); when A
     is past its lease, sender B sweeps (as a second worker or thread would, every few seconds)."""

@@ -15,9 +15,8 @@ from sqlalchemy import func, select
 
 from monitor.db.engine import make_engine
 from monitor.db.models import Alert, Delivery, Outage, ProbeResult
-from tests.faults.loopback import Receiver
 from tests.faults.servers import Processes, free_port, write_config
-from tests.support import FeedServer, wait_for
+from tests.support import FeedServer, WebhookReceiver, wait_for
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 
@@ -25,8 +24,8 @@ SLOW_S = 1.5  # each probe of the target takes this long: the window to kill the
 
 
 @pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    hook = Receiver(port=free_port())
+def receiver() -> Iterator[WebhookReceiver]:
+    hook = WebhookReceiver(free_port(), started=False)
     hook.start()
     yield hook
     hook.stop()
@@ -64,7 +63,9 @@ def assert_one_outage_per_series(database_url: str) -> None:
     assert len({start for _, start, _, _ in found}) == 1, found
 
 
-def slow_down_target(tmp_path: Path, target: FeedServer, receiver: Receiver, interval: int) -> None:
+def slow_down_target(
+    tmp_path: Path, target: FeedServer, receiver: WebhookReceiver, interval: int
+) -> None:
     """A target that answers 503 after ``SLOW_S``; confirming it down takes two probes."""
     target.routes["/healthz"] = (503, b"")
     target.delays["/healthz"] = SLOW_S
@@ -92,7 +93,7 @@ def test_a_pool_process_killed_mid_shard_has_its_shard_redelivered_and_nothing_d
     processes: Processes,
     database_url: str,
     http_server: FeedServer,
-    receiver: Receiver,
+    receiver: WebhookReceiver,
 ) -> None:
     slow_down_target(tmp_path, http_server, receiver, interval=120)  # one dispatch in this test
     start_worker(processes, "worker", "prefork")
@@ -122,7 +123,7 @@ def test_a_whole_worker_killed_mid_shard_keeps_its_message_and_a_new_worker_take
     database_url: str,
     broker_url: str,
     http_server: FeedServer,
-    receiver: Receiver,
+    receiver: WebhookReceiver,
 ) -> None:
     slow_down_target(tmp_path, http_server, receiver, interval=4)
     start_worker(processes, "first", "threads")
