@@ -6,11 +6,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from monitor.config.models import Config, TargetConfig
-from monitor.db.models import Target
+from monitor.db.models import PRICE_DECIMALS, Target
+
+PROBE_COLUMNS = frozenset({"kind", "url", "interval_s"})  # a change makes the target due now
 
 
 def target_values(cfg: TargetConfig) -> dict[str, Any]:
@@ -31,7 +33,7 @@ def target_values(cfg: TargetConfig) -> dict[str, Any]:
         "pool": cfg.pool,
         "instance_type": cfg.instance_type,
         "gpus": cfg.gpus,
-        "hourly_price": cfg.hourly_price,
+        "hourly_price": round(cfg.hourly_price, PRICE_DECIMALS),  # as stored
         "sla_policy": cfg.sla,
         "interval_s": cfg.interval,
         "timeout_s": cfg.timeout,
@@ -47,14 +49,20 @@ def upsert_target(session: Session, cfg: TargetConfig, source: str) -> Target:
     if row is None:
         row = Target(name=cfg.name)
         session.add(row)
-    values = target_values(cfg)
-    probe_changed = any(getattr(row, k, None) != values[k] for k in ("kind", "url", "interval_s"))
-    for key, value in values.items():
-        setattr(row, key, value)
-    row.source, row.retired_at = source, None
-    if probe_changed:
-        row.next_probe_at = None  # due now
+    _apply(row, cfg, source)
     return row
+
+
+def _apply(row: Target, cfg: TargetConfig, source: str) -> bool:
+    """Bring ``row`` in line with ``cfg``, setting only what differs (an unchanged target costs
+    no UPDATE); whether anything did."""
+    wanted = target_values(cfg) | {"source": source, "retired_at": None}
+    changed = {k: v for k, v in wanted.items() if getattr(row, k, None) != v}
+    if changed.keys() & PROBE_COLUMNS:
+        changed["next_probe_at"] = None  # due now
+    for key, value in changed.items():
+        setattr(row, key, value)
+    return bool(changed)
 
 
 def retire_target(session: Session, row: Target, at: datetime) -> None:
@@ -63,17 +71,32 @@ def retire_target(session: Session, row: Target, at: datetime) -> None:
     row.next_probe_at = None
 
 
-def sync_config_targets(session: Session, config: Config, at: datetime) -> None:
-    """Make the database's config-sourced targets match the config file; API targets stay."""
-    wanted = {t.name for t in config.targets}
+def sync_config_targets(session: Session, config: Config, at: datetime) -> int:
+    """Make the database's config-sourced targets match the config file; API targets stay.
+
+    Runs every tick in every worker, so it reads the rows it may touch in one query and writes
+    only what differs: with thousands of unchanged targets it is one SELECT, not thousands.
+    Returns how many targets it created, changed or retired.
+    """
+    wanted = {t.name: t for t in config.targets}
     _one_sync_at_a_time(session)
+    mine = Target.source == "config"
+    rows = {
+        row.name: row
+        for row in session.scalars(select(Target).where(or_(mine, Target.name.in_(wanted))))
+    }
+    touched = 0
     for cfg in config.targets:
-        upsert_target(session, cfg, "config")
-    stale = select(Target).where(
-        Target.source == "config", Target.retired_at.is_(None), Target.name.not_in(wanted)
-    )
-    for row in session.scalars(stale):
-        retire_target(session, row, at)
+        row = rows.get(cfg.name)
+        if row is None:
+            row = Target(name=cfg.name)
+            session.add(row)
+        touched += _apply(row, cfg, "config")
+    for name, row in rows.items():
+        if row.source == "config" and row.retired_at is None and name not in wanted:
+            retire_target(session, row, at)
+            touched += 1
+    return touched
 
 
 SYNC_LOCK_KEY = 0x51A3_0001  # any constant: the advisory lock guarding config-target syncs

@@ -11,6 +11,8 @@ from monitor.settings import Settings, get_settings
 from workers import timing
 from workers.schedule import build_beat_schedule, task_routes
 
+FILESYSTEM_POLL_S = 0.1
+
 
 def broker_options(settings: Settings) -> dict[str, Any]:
     """Transport options; the filesystem transport needs its folders to exist."""
@@ -25,6 +27,9 @@ def broker_options(settings: Settings) -> dict[str, Any]:
         "processed_folder": str(folder / "processed"),
         "control_folder": str(folder / "control"),  # else Celery writes ./control in the cwd
         "store_processed": False,
+        # how long an idle consumer sleeps between looks at the folder (kombu's default is 1 s,
+        # which delayed every probe round by up to a second); a look is one directory listing
+        "polling_interval": FILESYSTEM_POLL_S,
     }
 
 

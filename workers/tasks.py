@@ -124,14 +124,14 @@ def judge_heartbeats() -> int:
 
 
 @app.task(name="slamon.targets.sync")
-def sync_targets() -> None:
+def sync_targets() -> int:
     """Bring config-sourced targets in line with the config file (API targets are kept)."""
     from monitor.db.base import utcnow
     from monitor.targets import sync_config_targets
 
     rt = runtime()
     with rt.transaction() as session:
-        sync_config_targets(session, rt.config, utcnow())
+        return sync_config_targets(session, rt.config, utcnow())
 
 
 @app.task(name="slamon.probes.rollup")

@@ -28,6 +28,8 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from monitor.db.base import Base, BigId, CreatedMixin, IdMixin, utcnow
 
+PRICE_DECIMALS = 4  # targets.hourly_price keeps this many decimals
+
 # --------------------------------------------------------------------------- providers and feeds
 
 
@@ -146,7 +148,9 @@ class Target(IdMixin, CreatedMixin, Base):
     pool: Mapped[str | None] = mapped_column(String(200), index=True)
     instance_type: Mapped[str | None] = mapped_column(String(100))
     gpus: Mapped[int] = mapped_column(Integer, default=0)
-    hourly_price: Mapped[float] = mapped_column(Numeric(12, 4, asdecimal=False), default=0)
+    hourly_price: Mapped[float] = mapped_column(
+        Numeric(12, PRICE_DECIMALS, asdecimal=False), default=0
+    )
     sla_policy: Mapped[str | None] = mapped_column(String(100))
     interval_s: Mapped[float] = mapped_column(Float, default=30.0)
     timeout_s: Mapped[float] = mapped_column(Float, default=5.0)
