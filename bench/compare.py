@@ -20,7 +20,6 @@ import json
 import os
 import platform
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -32,6 +31,7 @@ import peer
 import report_month
 import slamon_side
 import storage
+import targets_server
 
 HERE = Path(__file__).resolve().parent
 TARGETS_BASE_PORT = 28000  # 28000-30999: below the ephemeral range, clear of RabbitMQ (25672)
@@ -42,21 +42,18 @@ ON_SCHEDULE = 0.99  # share of expected probes done on time to count as keeping 
 
 
 class TargetsServer:
-    """bench/targets_server.py over N ports from TARGETS_BASE_PORT; yields the target URLs."""
+    """N local HTTP targets from TARGETS_BASE_PORT (nginx by default, as in the issue's known
+    figures; ``--targets-server python`` for bench/targets_server.py); yields the target URLs."""
+
+    server = "nginx"  # set from --targets-server
 
     def __init__(self, count: int) -> None:
         self.count = count
         self.process: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> list[str]:
-        argv = [sys.executable, str(HERE / "targets_server.py")]
-        argv += ["--base-port", str(TARGETS_BASE_PORT), "--count", str(self.count)]
-        self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline().strip()
-        if not line.startswith("listening"):
-            self.__exit__()
-            raise RuntimeError(f"targets server did not start: {line!r}")
+        nginx = self.server == "nginx"
+        self.process = targets_server.start(TARGETS_BASE_PORT, self.count, nginx=nginx)
         return [f"http://127.0.0.1:{TARGETS_BASE_PORT + i}/healthz" for i in range(self.count)]
 
     def __exit__(self, *_exc: object) -> None:
@@ -343,6 +340,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="200 targets, 30 s windows, 3 reps, report at 100 targets",
     )
+    parser.add_argument(
+        "--targets-server",
+        choices=("nginx", "python"),
+        default="nginx",
+        help="what serves the targets (nginx is installed from Debian's packages when missing)",
+    )
     parser.add_argument("--json", type=Path, default=Path("/tmp/slamon-bench/latest.json"))
     parser.add_argument(
         "--table-from", type=Path, help="print the table of an earlier JSON; run nothing"
@@ -387,10 +390,12 @@ def main(argv: list[str] | None = None) -> None:
         return
     if {"probe", "detect", "storage"} & set(args.only):
         peer.ensure_installed()
+    TargetsServer.server = args.targets_server
     began = time.monotonic()
     results: dict[str, Any] = {
         "machine": machine(),
         "started": datetime.now(UTC).isoformat(timespec="seconds"),
+        "targets_server": args.targets_server,
     }
     for workload in WORKLOADS:
         if workload in args.only:

@@ -52,17 +52,24 @@ def poll_feed(self: Any, feed_id: int) -> str:
 
 @app.task(name="slamon.probes.dispatch")
 def dispatch_probes() -> int:
-    """Claim the targets that are due and send one shard task per shard and vantage."""
+    """Claim the targets due before the next dispatch and send one shard task per shard and
+    vantage; each target is probed at its own slot."""
+    from datetime import timedelta
+
     from monitor.db.base import utcnow
-    from monitor.probes.service import claim_due_targets, shards
+    from monitor.probes.service import claim_due_targets, shard_message, shards_by_slot
 
     rt = runtime()
     probes = rt.config.probes
+    ahead = timedelta(seconds=rt.config.schedule.dispatch)
+    now = utcnow()
     with rt.transaction() as session:
-        due = claim_due_targets(session, utcnow())
-    for shard in shards(due, probes.shard_size):
+        due = claim_due_targets(session, now, ahead)
+    for shard in shards_by_slot(due, probes.shard_size):
+        message, first = shard_message(shard), shard[0].at
+        eta = first if first > now else None  # the worker holds it until then, not a pool slot
         for queue in probe_queues(probes.vantages):
-            run_probe_shard.apply_async((shard,), queue=queue, expires=SHARD_EXPIRES_S)
+            run_probe_shard.apply_async((message,), queue=queue, eta=eta, expires=SHARD_EXPIRES_S)
     return len(due)
 
 
@@ -72,8 +79,9 @@ def probe_queues(vantages: list[str]) -> list[str]:
 
 
 @app.task(name="slamon.probes.run_shard", bind=True, max_retries=3)
-def run_probe_shard(self: Any, target_ids: list[int]) -> int:
-    """Probe one shard from this worker's vantage; store results, states and outages.
+def run_probe_shard(self: Any, shard: list[Any]) -> int:
+    """Probe one shard (``[target id, slot]`` pairs, or bare ids) from this worker's vantage,
+    each at its slot; store results, states and outages.
 
     A database hiccup (restart, deadlock, lock timeout) re-runs the shard: it is re-probed,
     never half-stored, since each pass commits in one transaction.
@@ -81,9 +89,10 @@ def run_probe_shard(self: Any, target_ids: list[int]) -> int:
     from sqlalchemy.exc import OperationalError
 
     from monitor.probes.loop import shared_loop
-    from monitor.probes.service import probe_round
+    from monitor.probes.service import probe_round, read_shard
 
     rt = runtime()
+    target_ids, slots = read_shard(shard)
     try:
         report = probe_round(
             rt.sessions,
@@ -92,6 +101,7 @@ def run_probe_shard(self: Any, target_ids: list[int]) -> int:
             rt.config.probes,
             shared_loop(),
             on_transitions=alert_on(rt.config),
+            slots=slots if self.request.retries == 0 else None,
         )
     except OperationalError as exc:
         raise self.retry(exc=exc, countdown=1 + self.request.retries) from None

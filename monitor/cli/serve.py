@@ -21,6 +21,7 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 QUEUES = "default,feeds,probes,deliveries"
 STOP_GRACE_S = 20.0
+MAX_DEFAULT_PROBE_PROCESSES = 4  # beyond this, run `slamon worker --queues probes` on more hosts
 
 
 def preflight(settings: Settings, *, migrate: bool = False) -> None:
@@ -147,10 +148,17 @@ def api(host: str, port: int) -> None:
 @click.option("--host", default=DEFAULT_HOST, show_default=True)
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int)
 @click.option("--vantage", help="Name of the place this worker probes from.")
-def run(host: str, port: int, vantage: str | None) -> None:
+@click.option(
+    "--probe-processes",
+    type=click.IntRange(1, 64),
+    default=lambda: min(os.cpu_count() or 1, MAX_DEFAULT_PROBE_PROCESSES),
+    show_default="CPU count, at most 4",
+    help="Processes that take probe shards (one Python process probes about 1,500 targets/s).",
+)
+def run(host: str, port: int, vantage: str | None, probe_processes: int) -> None:
     """Worker with embedded beat and the API, together (the embedded default).
 
-    Migrates the schema first. Ctrl-C stops both children and waits for them.
+    Migrates the schema first. Ctrl-C stops every child and waits for them.
     """
     from monitor.settings import Settings
 
@@ -167,14 +175,14 @@ def run(host: str, port: int, vantage: str | None) -> None:
         "--queues=default,probes,deliveries",
     ]
     feeds = [*me, "worker", "--pool=threads", "--concurrency=4", "--queues=feeds"]
+    # One process probes as fast as one core allows (the GIL); more cores need more processes.
+    probes = [*me, "worker", "--pool=threads", "--concurrency=8", "--queues=probes"]
+    workers = [main, feeds] + [list(probes) for _ in range(probe_processes - 1)]
     if vantage:
-        main.append(f"--vantage={vantage}")
-        feeds.append(f"--vantage={vantage}")
-    children = [
-        _spawn(main),
-        _spawn(feeds),
-        _spawn([*me, "api", f"--host={host}", f"--port={port}"]),
-    ]
+        for argv in workers:
+            argv.append(f"--vantage={vantage}")
+    children = [_spawn(argv) for argv in workers]
+    children.append(_spawn([*me, "api", f"--host={host}", f"--port={port}"]))
     click.echo(f"slamon running: API on http://{host}:{port}/ (Ctrl-C stops)", err=True)
     code = _supervise(children)
     sys.exit(code)

@@ -4,7 +4,8 @@ deadline per probe. The runner owns time and failure; probes only probe."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 
 from monitor.db.base import utcnow
 from monitor.probes.model import ProbeResult, ProbeTarget
@@ -12,6 +13,7 @@ from monitor.probes.registry import PROBES
 from monitor.probes.wire import ProbeClient
 
 DEADLINE_SLACK_S = 0.5  # the runner's deadline is the probe's own timeout plus this
+MAX_SLOT_WAIT_S = 10.0  # slots come at most a dispatch period ahead; more is a clock disagreement
 
 
 def probe_client() -> ProbeClient:
@@ -48,12 +50,22 @@ async def probe_one(target: ProbeTarget, client: ProbeClient) -> ProbeResult:
 
 
 async def probe_many(
-    targets: Sequence[ProbeTarget], client: ProbeClient, concurrency: int = 100
+    targets: Sequence[ProbeTarget],
+    client: ProbeClient,
+    concurrency: int = 100,
+    start_at: Mapping[int, datetime] | None = None,
 ) -> list[ProbeResult]:
-    """Probe ``targets`` with at most ``concurrency`` in flight; results in input order."""
+    """Probe ``targets`` with at most ``concurrency`` in flight, each not before its time in
+    ``start_at`` (by target id; absent: at once); results in input order."""
     gate = asyncio.Semaphore(concurrency)
+    slots = start_at or {}
 
     async def gated(target: ProbeTarget) -> ProbeResult:
+        slot = slots.get(target.id)
+        if slot is not None:
+            wait = (slot - utcnow()).total_seconds()
+            if wait > 0:
+                await asyncio.sleep(min(wait, MAX_SLOT_WAIT_S))
         async with gate:
             return await probe_one(target, client)
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from typing import TypeVar
 
 from sqlalchemy import Table, bindparam, func, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -22,6 +23,8 @@ from monitor.probes.store import RoundOutcome, TargetTransition, load_probe_targ
 from monitor.probes.wire import ProbeClient
 
 HEARTBEAT_VANTAGE = "push"
+T = TypeVar("T")
+SLOT_SPAN = timedelta(seconds=0.25)  # the slots one shard may span (see shards_by_slot)
 TARGETS: Table = Target.__table__  # type: ignore[assignment]
 
 
@@ -43,29 +46,82 @@ def next_due(previous: datetime | None, interval_s: float, now: datetime) -> dat
     return previous + missed * step
 
 
-def claim_due_targets(session: Session, now: datetime) -> list[int]:
-    """Ids of live, probed targets that are due, moved to their next slot in the same
-    transaction (rows locked with SKIP LOCKED on PostgreSQL, so two dispatchers never claim one).
-    Core rows and one executemany, not ORM objects: this runs for every target every interval."""
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A target claimed for one slot: probe it at ``at`` (now, for a late one)."""
+
+    target_id: int
+    at: datetime
+
+
+def claim_due_targets(
+    session: Session, now: datetime, ahead: timedelta = timedelta(0)
+) -> list[Claim]:
+    """Live, probed targets whose slot falls before ``now + ahead``, moved to their next slot
+    in the same transaction (rows locked with SKIP LOCKED on PostgreSQL, so two dispatchers
+    never claim one).
+
+    Claiming ahead by one dispatch period lets a shard reach its worker before the slot and
+    wait for it on the probe loop, instead of every probe landing one queue trip (and up to a
+    dispatch period) after its slot. Core rows and one executemany, not ORM objects: this runs
+    for every target every interval.
+    """
     due = (
         select(Target.id, Target.next_probe_at, Target.interval_s)
         .where(Target.retired_at.is_(None), Target.kind != "heartbeat")
-        .where(or_(Target.next_probe_at.is_(None), Target.next_probe_at <= now))
+        .where(or_(Target.next_probe_at.is_(None), Target.next_probe_at <= now + ahead))
         .order_by(Target.id)
         .with_for_update(skip_locked=True)
     )
     rows = session.execute(due).all()
+    claims = [Claim(r.id, max(r.next_probe_at or now, now)) for r in rows]
     if rows:
         slots = [
-            {"k_id": r.id, "next_probe_at": next_due(r.next_probe_at, r.interval_s, now)}
-            for r in rows
+            {"k_id": r.id, "next_probe_at": next_due(r.next_probe_at, r.interval_s, c.at)}
+            for r, c in zip(rows, claims, strict=True)
         ]
         session.execute(update(TARGETS).where(TARGETS.c.id == bindparam("k_id")), slots)
-    return [r.id for r in rows]
+    return claims
 
 
-def shards(ids: Sequence[int], size: int) -> list[list[int]]:
-    return [list(ids[i : i + size]) for i in range(0, len(ids), size)]
+def shards(items: Sequence[T], size: int) -> list[list[T]]:
+    return [list(items[i : i + size]) for i in range(0, len(items), size)]
+
+
+def shards_by_slot(
+    claims: Sequence[Claim], size: int, span: timedelta = SLOT_SPAN
+) -> list[list[Claim]]:
+    """Claims in slot order, cut into shards of at most ``size`` whose slots lie within
+    ``span`` of the first: a shard is sent to arrive at its first slot and waits at most
+    ``span`` for its last, so a worker's pool slot is not held through the lookahead."""
+    found: list[list[Claim]] = []
+    for claim in sorted(claims, key=lambda c: (c.at, c.target_id)):
+        current = found[-1] if found else None
+        if current is not None and len(current) < size and claim.at - current[0].at <= span:
+            current.append(claim)
+        else:
+            found.append([claim])
+    return found
+
+
+def shard_message(claims: Sequence[Claim]) -> list[list[float]]:
+    """A shard as the task takes it (JSON): ``[target id, slot as epoch seconds]`` pairs."""
+    return [[c.target_id, c.at.timestamp()] for c in claims]
+
+
+def read_shard(items: Sequence[int | Sequence[float]]) -> tuple[list[int], dict[int, datetime]]:
+    """Target ids and their slots from a shard message; a bare id (an older message, or a
+    shard from the CLI) is probed at once."""
+    ids: list[int] = []
+    slots: dict[int, datetime] = {}
+    for item in items:
+        if isinstance(item, int):
+            ids.append(item)
+            continue
+        target_id, at = int(item[0]), datetime.fromtimestamp(float(item[1]), UTC)
+        ids.append(target_id)
+        slots[target_id] = at
+    return ids, slots
 
 
 OnTransitions = Callable[[Session, Sequence[TargetTransition]], object]
@@ -78,9 +134,11 @@ def probe_round(
     probes: ProbesConfig,
     loop: ProbeLoop | None = None,
     on_transitions: OnTransitions | None = None,
+    slots: Mapping[int, datetime] | None = None,
 ) -> RoundReport:
     """Probe a shard from ``vantage``, store every result, and re-probe unconfirmed streaks after
-    ``probes.retry_interval`` until they are confirmed either way.
+    ``probes.retry_interval`` until they are confirmed either way. A target with a slot in
+    ``slots`` is first probed at that time (at once if it has passed).
 
     With ``loop`` (a worker's long-lived probe loop) the round runs on it; without, on a loop of
     its own for this round only. ``on_transitions`` runs inside the transaction that stores the
@@ -89,11 +147,11 @@ def probe_round(
     ids = list(target_ids)
     if loop is not None:
         return loop.call(
-            lambda client: _round(sessions, ids, vantage, probes, client, on_transitions)
+            lambda client: _round(sessions, ids, vantage, probes, client, on_transitions, slots)
         )
 
     client = probe_client()
-    return asyncio.run(_round(sessions, ids, vantage, probes, client, on_transitions))
+    return asyncio.run(_round(sessions, ids, vantage, probes, client, on_transitions, slots))
 
 
 async def _round(
@@ -103,6 +161,7 @@ async def _round(
     probes: ProbesConfig,
     client: ProbeClient,
     on_transitions: OnTransitions | None = None,
+    slots: Mapping[int, datetime] | None = None,
 ) -> RoundReport:
     latest: dict[int, ProbeResult] = {}
     states: dict[int, str] = {}
@@ -111,7 +170,8 @@ async def _round(
     # one pass, then enough quick re-probes to confirm a failure (or a recovery) either way
     passes = max((t.confirmations for t in pending), default=1)
     for attempt in range(passes):
-        results = await probe_many(pending, client, probes.concurrency)
+        start_at = slots if attempt == 0 else None
+        results = await probe_many(pending, client, probes.concurrency, start_at)
         if probes.canary and not await _canary_ok(probes, client):
             results = [_unknown(r) for r in results]
         outcome = await asyncio.to_thread(_record, sessions, vantage, results, on_transitions)

@@ -43,6 +43,13 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    except OSError:
+        return ""
+
+
 def count(db_path: Path, sql: str) -> int:
     if not db_path.exists():
         return 0
@@ -64,7 +71,7 @@ def test_run_ticks_into_sqlite_serves_healthz_and_stops_cleanly_on_ctrl_c(
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLAMON_")}
     run = subprocess.Popen(
-        [*slamon_command(), "run", f"--port={free_tcp_port}"],
+        [*slamon_command(), "run", f"--port={free_tcp_port}", "--probe-processes=2"],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,
@@ -88,7 +95,10 @@ def test_run_ticks_into_sqlite_serves_healthz_and_stops_cleanly_on_ctrl_c(
         assert response.status_code == 200
         assert response.json()["database"] == {"ok": True}
         family = descendants(run.pid)
-        assert len(family) >= 2  # worker (and its beat) and the API
+        commands = [cmdline(pid) for pid in family]
+        assert any("--beat" in c for c in commands)  # the main worker (and its beat)
+        assert any(c.endswith("--queues=probes") for c in commands)  # the second probe process
+        assert any(" api " in c for c in commands)
     finally:
         run.send_signal(signal.SIGINT)
         output = run.communicate(timeout=60)[0].decode()

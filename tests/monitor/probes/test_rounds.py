@@ -221,3 +221,17 @@ def test_a_failed_canary_makes_the_round_unknown_and_a_live_one_changes_nothing(
     assert (known.ok, known.status_code) == (True, 200)
     with sessions() as session:
         assert session.get_one(TargetState, (tid, "test", "reachable")).state == "up"
+
+
+def test_a_claimed_slot_is_waited_for_and_a_passed_one_is_not(
+    sessions: sessionmaker[Session], server: FeedServer
+) -> None:
+    """A shard claimed ahead of time probes each target at its slot, not when it arrives."""
+    ahead = add_target(sessions, name="ahead", kind="http", url=f"{server.url}/healthz")
+    behind = add_target(sessions, name="behind", kind="http", url=f"{server.url}/healthz")
+    now = utcnow()
+    slots = {ahead: now + timedelta(seconds=0.6), behind: now - timedelta(seconds=3)}
+    report = probe_round(sessions, [ahead, behind], "test", FAST, slots=slots)
+    at = {r.target_id: r.at for r in report.results}
+    assert slots[ahead] <= at[ahead] < slots[ahead] + timedelta(seconds=0.3)
+    assert now <= at[behind] < now + timedelta(seconds=0.3)
