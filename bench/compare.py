@@ -222,37 +222,33 @@ def detect_rows(found: dict[str, Any]) -> list[Row]:
 
 def storage_rows(found: dict[str, Any]) -> list[Row]:
     s, p = found["slamon"], found["peer"]
-    raw = Row(
-        "raw bytes/probe (PostgreSQL probe_results vs Prometheus WAL)",
-        s["postgres_raw_bytes_per_probe"],
-        p["wal_bytes_per_probe"],
+    wal = p["wal_bytes_per_probe"]
+    raw_tier = s["postgres_raw_bytes_per_probe"] + s.get(
+        "postgres_minute_rollup_bytes_per_probe", 0
     )
-    lite = Row(
-        "raw bytes/probe (SQLite file growth vs Prometheus WAL)",
-        s["sqlite_raw_bytes_per_probe"],
-        p["wal_bytes_per_probe"],
-    )
-    long_term = Row(
-        "long-term bytes/probe (rollups+outages+windows vs compacted block)",
-        s["postgres_long_term_bytes_per_probe"],
-        p["compacted_bytes_per_probe"],
-    )
-    hourly = Row(
-        "  same, minute rollups compacted to hours (what-if)",
-        s["postgres_long_term_hourly_only_bytes_per_probe"],
-        p["compacted_bytes_per_probe"],
-    )
-    return [
-        Row(raw.metric, raw.slamon, raw.peer, "≤ 1× peer WAL", at_most(raw.ratio, 1.0)),
-        Row(lite.metric, lite.slamon, lite.peer, "≤ 1× peer WAL", at_most(lite.ratio, 1.0)),
+    rows = [
         Row(
-            long_term.metric,
-            long_term.slamon,
-            long_term.peer,
-            "≤ 0.1× peer",
-            at_most(long_term.ratio, 0.1),
+            "raw bytes/probe (PostgreSQL probe_results vs Prometheus WAL)",
+            s["postgres_raw_bytes_per_probe"],
+            wal,
         ),
-        hourly,
+        Row("  + minute rollups (kept as long as raw rows)", round(raw_tier, 1), wal),
+        Row(
+            "raw bytes/probe (SQLite file growth vs Prometheus WAL)",
+            s["sqlite_raw_bytes_per_probe"],
+            wal,
+        ),
+        Row(
+            "long-term bytes/probe (hour rollups+outages+windows vs compacted block)",
+            s["postgres_long_term_bytes_per_probe"],
+            p["compacted_bytes_per_probe"],
+        ),
+    ]
+    goals = ["≤ 1× peer WAL", "≤ 1× peer WAL", "≤ 1× peer WAL", "≤ 0.1× peer"]
+    limits = [1.0, 1.0, 1.0, 0.1]
+    return [
+        Row(r.metric, r.slamon, r.peer, goal, at_most(r.ratio, limit))
+        for r, goal, limit in zip(rows, goals, limits, strict=True)
     ]
 
 

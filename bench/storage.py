@@ -6,8 +6,10 @@ then repeated 60 times, shifted by one minute each time, to make the hour.
 
 - slamon raw: rows of ``probe_results`` (PostgreSQL ``pg_total_relation_size``: heap, TOAST and
   indexes, after VACUUM ANALYZE; SQLite: growth of the database file, WAL checkpointed).
-- slamon long-term (what stays after ``probes.raw_retention``): ``probe_rollups`` (minute and
-  hour buckets, computed by slamon's own ``roll_up``) + ``outages`` + ``observed_windows``.
+- slamon minute rollups: the minute buckets of ``probe_rollups`` (slamon's own ``roll_up``),
+  kept as long as raw rows by default (``probes.minute_retention``), so counted with them.
+- slamon long-term (what stays after ``probes.raw_retention``): the hour buckets of
+  ``probe_rollups`` + ``outages`` + ``observed_windows``.
 - peer raw: growth of Prometheus' WAL directory while probing, per probe (measured live).
 - peer long-term: the real minute's samples, every series blackbox_exporter and the scrape
   produce, tiled to an hour and compacted by ``promtool tsdb create-blocks-from openmetrics``;
@@ -194,12 +196,12 @@ def slamon_storage(urls: list[str], interval_s: float, warmup_s: float) -> dict[
     raw = pg_bytes(engine, "probe_results")
     rollups = roll_up_hour(make_sessionmaker(engine), start + timedelta(hours=1, minutes=3))
     vacuum(engine, full=True)
-    long_term = pg_bytes(engine, *LONG_TERM_TABLES)
+    with_minutes = pg_bytes(engine, *LONG_TERM_TABLES)
     tables = pg_tables(engine, *LONG_TERM_TABLES)
-    with engine.begin() as c:  # what hourly compaction of minute rollups would leave
+    with engine.begin() as c:  # what stays once the minute rollups expire with the raw rows
         c.execute(sa.text("DELETE FROM probe_rollups WHERE resolution = 'minute'"))
     vacuum(engine, full=True)
-    hourly_only = pg_bytes(engine, *LONG_TERM_TABLES)
+    long_term = pg_bytes(engine, *LONG_TERM_TABLES)
     sqlite = sqlite_storage(engine, start)
     engine.dispose()
     slamon_side.drop_postgres(STORAGE_DB)
@@ -207,8 +209,8 @@ def slamon_storage(urls: list[str], interval_s: float, warmup_s: float) -> dict[
         "targets": len(urls),
         "probes": probes,
         "postgres_raw_bytes_per_probe": round(raw / probes, 1),
+        "postgres_minute_rollup_bytes_per_probe": round((with_minutes - long_term) / probes, 2),
         "postgres_long_term_bytes_per_probe": round(long_term / probes, 2),
-        "postgres_long_term_hourly_only_bytes_per_probe": round(hourly_only / probes, 2),
         "rollup_rows": rollups,
         "long_term_tables": tables,
         **sqlite,

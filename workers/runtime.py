@@ -7,6 +7,7 @@ or sockets with their parent).
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -55,12 +56,16 @@ def _headers() -> dict[str, str]:
 
 
 _current: Runtime | None = None
+_building = threading.Lock()
 
 
 def runtime() -> Runtime:
-    """This process's runtime, created on first use and again after a fork."""
+    """This process's runtime, created on first use and again after a fork (once: the threads
+    of a threads-pool worker all start by asking for it)."""
     global _current
-    if _current is None or _current.pid != os.getpid():
-        settings = Settings()
-        _current = Runtime(settings=settings, config=load_config(settings.config, missing_ok=True))
-    return _current
+    with _building:
+        if _current is None or _current.pid != os.getpid():
+            settings = Settings()
+            config = load_config(settings.config, missing_ok=True)
+            _current = Runtime(settings=settings, config=config)
+        return _current

@@ -199,7 +199,9 @@ class ProbesConfig(Strict):
     retry_interval: Timeout = 1.0
     canary: str | None = None
     raw_retention: Interval = 14 * 86400.0
-    minute_retention: Interval = 90 * 86400.0  # hour rollups are kept for ever
+    # Minute rollups make dashboards over the raw window fast, and go with it; what is kept for
+    # ever is hour rollups, outages and observed windows (under a byte per probe).
+    minute_retention: Interval = 14 * 86400.0
 
     @field_validator("canary")
     @classmethod

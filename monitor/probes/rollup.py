@@ -1,6 +1,7 @@
 """Minute and hour rollups of raw probe results and their pruning: raw rows are kept
-``raw_retention``, minute rollups ``minute_retention``, hour rollups for ever (what a month's
-report and a year's trend need: about one byte per probe, bench/compare.py --only storage).
+``raw_retention``, minute rollups ``minute_retention`` (by default as long: they serve
+dashboards over the raw window, at ~12 bytes per probe), hour rollups for ever (what a month's
+report and a year's trend need: under one byte per probe, bench/compare.py --only storage).
 Rolling up is idempotent: a bucket is recomputed, never added to."""
 
 from __future__ import annotations

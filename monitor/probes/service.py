@@ -46,6 +46,20 @@ def next_due(previous: datetime | None, interval_s: float, now: datetime) -> dat
     return previous + missed * step
 
 
+GOLDEN = 0.6180339887498949  # consecutive ids land far apart in the interval
+
+
+def first_slot(target_id: int, interval_s: float, now: datetime) -> datetime:
+    """A new target's second slot: on its own phase in the interval, at least half an interval
+    after its first probe (which runs at once). Targets added together (a config of thousands)
+    so spread over the interval instead of being probed at the same instant every round, as
+    Prometheus spreads its scrapes."""
+    phase = (target_id * GOLDEN) % 1.0 * interval_s
+    earliest = now.timestamp() + interval_s / 2
+    k = math.ceil((earliest - phase) / interval_s)
+    return datetime.fromtimestamp(k * interval_s + phase, UTC)
+
+
 @dataclass(frozen=True, slots=True)
 class Claim:
     """A target claimed for one slot: probe it at ``at`` (now, for a late one)."""
@@ -77,7 +91,12 @@ def claim_due_targets(
     claims = [Claim(r.id, max(r.next_probe_at or now, now)) for r in rows]
     if rows:
         slots = [
-            {"k_id": r.id, "next_probe_at": next_due(r.next_probe_at, r.interval_s, c.at)}
+            {
+                "k_id": r.id,
+                "next_probe_at": first_slot(r.id, r.interval_s, now)
+                if r.next_probe_at is None
+                else next_due(r.next_probe_at, r.interval_s, c.at),
+            }
             for r, c in zip(rows, claims, strict=True)
         ]
         session.execute(update(TARGETS).where(TARGETS.c.id == bindparam("k_id")), slots)

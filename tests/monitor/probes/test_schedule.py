@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 
 import pytest
 from sqlalchemy.orm import Session
@@ -11,6 +12,7 @@ from monitor.db.models import Target
 from monitor.probes.service import (
     Claim,
     claim_due_targets,
+    first_slot,
     next_due,
     read_shard,
     shard_message,
@@ -67,29 +69,47 @@ def test_a_due_target_is_claimed_once_per_slot(session: Session) -> None:
     target(session, "job", kind="heartbeat")
     retired = target(session, "old")
     retire_target(session, session.get_one(Target, retired), T0)
-    assert ids(claim_due_targets(session, at(0))) == [fast, slow]
-    assert ids(claim_due_targets(session, at(1))) == []
-    assert ids(claim_due_targets(session, at(5))) == [fast]
-    assert ids(claim_due_targets(session, at(61))) == [fast, slow]
+    assert ids(claim_due_targets(session, at(0))) == [fast, slow]  # new: at once
+    fast_next, slow_next = first_slot(fast, 5, at(0)), first_slot(slow, 60, at(0))
+    assert ids(claim_due_targets(session, fast_next - timedelta(seconds=0.01))) == []
+    assert ids(claim_due_targets(session, fast_next)) == [fast]
+    assert ids(claim_due_targets(session, fast_next)) == []  # once per slot
+    assert fast in ids(claim_due_targets(session, slow_next))
+    assert ids(claim_due_targets(session, slow_next)) == []
 
 
 def ids(claims: list[Claim]) -> list[int]:
     return [c.target_id for c in claims]
 
 
+@pytest.mark.parametrize("interval", [1, 5, 30, 3600])
+def test_new_targets_spread_over_the_interval(interval: float) -> None:
+    """A thousand targets added at once are not probed at the same instant every round."""
+    slots = [first_slot(i, interval, T0) for i in range(1, 1001)]
+    half, step = timedelta(seconds=interval / 2), timedelta(seconds=interval)
+    assert all(T0 + half <= s < T0 + half + step for s in slots)
+    phases = sorted((s - T0).total_seconds() % interval for s in slots)
+    biggest_gap = max(b - a for a, b in pairwise(phases))
+    assert biggest_gap < interval / 100  # spread evenly, no clump
+    assert first_slot(7, interval, T0 + step) == first_slot(7, interval, T0) + step  # a grid
+
+
 def test_claiming_ahead_gives_each_target_its_own_slot(session: Session) -> None:
     """Dispatch claims what falls due before its next run; each claim carries the slot the
     target is probed at, and the next slot follows that one, not the dispatch time."""
     fast = target(session, "fast", interval=5)
-    [first] = claim_due_targets(session, at(0), timedelta(seconds=1))
+    second = timedelta(seconds=1)
+    [first] = claim_due_targets(session, at(0), second)
     assert first == Claim(fast, at(0))  # new: at once
-    assert claim_due_targets(session, at(3.9), timedelta(seconds=1)) == []
-    [early] = claim_due_targets(session, at(4.2), timedelta(seconds=1))
-    assert early == Claim(fast, at(5))  # claimed 0.8 s ahead, probed on its slot
-    [late] = claim_due_targets(session, at(12.5), timedelta(seconds=1))
-    assert late == Claim(fast, at(12.5))  # slot 10 passed while nobody dispatched: at once
-    [next_one] = claim_due_targets(session, at(14.5), timedelta(seconds=1))
-    assert next_one == Claim(fast, at(15))  # and back on the grid
+    slot = first_slot(fast, 5, at(0))
+    assert claim_due_targets(session, slot - 1.1 * second, second) == []
+    [early] = claim_due_targets(session, slot - 0.8 * second, second)
+    assert early == Claim(fast, slot)  # claimed 0.8 s ahead, probed on its slot
+    late_now = slot + 7.5 * second  # slot + 5 s passed while nobody dispatched
+    [late] = claim_due_targets(session, late_now, second)
+    assert late == Claim(fast, late_now)  # at once
+    [next_one] = claim_due_targets(session, slot + 9.5 * second, second)
+    assert next_one == Claim(fast, slot + 10 * second)  # and back on the grid
 
 
 def test_shard_messages_round_trip_and_bare_ids_run_at_once() -> None:

@@ -1,0 +1,93 @@
+"""The shard runner: slots, the gate, and the one deadline over a shard, with a probe kind that
+misbehaves (registered the way a new kind plugs in) beside real probes of a local server."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+
+from monitor.db.base import utcnow
+from monitor.probes.model import ProbeResult, ProbeTarget
+from monitor.probes.registry import PROBES
+from monitor.probes.runner import probe_client, probe_many
+from monitor.probes.wire import ProbeClient
+from tests.support import FeedServer
+
+
+async def stuck(target: ProbeTarget, client: ProbeClient) -> ProbeResult:
+    """A buggy kind that ignores its timeout."""
+    await asyncio.sleep(3600)
+    raise AssertionError("unreachable")
+
+
+async def broken(target: ProbeTarget, client: ProbeClient) -> ProbeResult:
+    raise KeyError("gpu")
+
+
+@pytest.fixture
+def kinds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(PROBES, "stuck", stuck)
+    monkeypatch.setitem(PROBES, "broken", broken)
+
+
+@pytest.fixture
+def server() -> Iterator[FeedServer]:
+    up = FeedServer()
+    up.routes["/healthz"] = (200, b"ok")
+    yield up
+    up.close()
+
+
+def target(i: int, kind: str, url: str | None = None, timeout: float = 0.3) -> ProbeTarget:
+    return ProbeTarget(i, f"t{i}", kind, url, timeout_s=timeout)
+
+
+@pytest.mark.usefixtures("kinds")
+def test_a_probe_past_the_shard_deadline_is_a_timeout_and_the_rest_stand(
+    server: FeedServer,
+) -> None:
+    targets = [
+        target(1, "http", f"{server.url}/healthz"),
+        target(2, "stuck"),
+        target(3, "broken"),
+        target(4, "http", f"{server.url}/healthz"),
+    ]
+    started = time.monotonic()
+    results = asyncio.run(probe_many(targets, probe_client()))
+    took = time.monotonic() - started
+    assert [r.target_id for r in results] == [1, 2, 3, 4]
+    assert [r.ok for r in results] == [True, False, False, True]
+    assert results[1].error_kind == "timeout"
+    assert results[1].error == "no answer within 0.3 s"
+    assert results[2].error_kind == "internal"
+    assert results[2].error == "KeyError: 'gpu'"
+    assert took < 0.3 + 0.5 + 1.0  # its timeout, the slack, and room for a slow machine
+
+
+@pytest.mark.usefixtures("kinds")
+def test_the_deadline_counts_from_each_probes_slot() -> None:
+    """A stuck probe due 0.5 s from now is stopped its timeout + slack after its slot, and its
+    result is dated to the slot."""
+    slot = utcnow() + timedelta(seconds=0.5)
+    started = time.monotonic()
+    [result] = asyncio.run(probe_many([target(9, "stuck")], probe_client(), start_at={9: slot}))
+    assert time.monotonic() - started >= 0.5 + 0.3 + 0.5 - 0.05
+    assert result.error_kind == "timeout"
+    assert abs((result.at - slot).total_seconds()) < 0.05
+
+
+@pytest.mark.parametrize(("concurrency", "turns"), [(2, 3), (6, 1)])
+def test_the_gate_bounds_probes_in_flight(server: FeedServer, concurrency: int, turns: int) -> None:
+    """A threaded server that answers in 0.3 s: six probes take three turns two at a time,
+    one turn six at a time."""
+    server.delays["/healthz"] = 0.3
+    targets = [target(i, "http", f"{server.url}/healthz", timeout=2) for i in range(6)]
+    started = time.monotonic()
+    results = asyncio.run(probe_many(targets, probe_client(), concurrency=concurrency))
+    took = time.monotonic() - started
+    assert all(r.ok for r in results)
+    assert turns * 0.3 - 0.05 <= took < turns * 0.3 + 0.25
