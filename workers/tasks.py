@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from typing import Any
 
 from workers.app import app
@@ -10,6 +11,9 @@ from workers.runtime import runtime
 
 FEED_RETRY_BASE_S = 15
 SHARD_EXPIRES_S = 30  # a shard still queued this late is stale: the next round probes again
+# how long before its first slot a shard is sent: the queue trip, reading its targets and
+# handing it to the probe loop happen before the slot, not after it
+SHARD_LEAD = timedelta(seconds=1)
 
 
 @app.task(name="slamon.tick")
@@ -52,24 +56,25 @@ def poll_feed(self: Any, feed_id: int) -> str:
 
 @app.task(name="slamon.probes.dispatch")
 def dispatch_probes() -> int:
-    """Claim the targets due before the next dispatch and send one shard task per shard and
-    vantage; each target is probed at its own slot."""
-    from datetime import timedelta
+    """Claim the targets due before the dispatch after next and send one shard task per shard
+    and vantage; each target is probed at its own slot.
 
+    Claiming a period plus ``SHARD_LEAD`` ahead, a shard reaches its worker before its first
+    slot and waits on the probe loop (not Celery's eta, which fired up to a second late here),
+    so probes land on their slots instead of one queue trip after them.
+    """
     from monitor.db.base import utcnow
     from monitor.probes.service import claim_due_targets, shard_message, shards_by_slot
 
     rt = runtime()
     probes = rt.config.probes
-    ahead = timedelta(seconds=rt.config.schedule.dispatch)
-    now = utcnow()
+    ahead = timedelta(seconds=rt.config.schedule.dispatch) + SHARD_LEAD
     with rt.transaction() as session:
-        due = claim_due_targets(session, now, ahead)
+        due = claim_due_targets(session, utcnow(), ahead)
     for shard in shards_by_slot(due, probes.shard_size):
-        message, first = shard_message(shard), shard[0].at
-        eta = first if first > now else None  # the worker holds it until then, not a pool slot
+        message = shard_message(shard)
         for queue in probe_queues(probes.vantages):
-            run_probe_shard.apply_async((message,), queue=queue, eta=eta, expires=SHARD_EXPIRES_S)
+            run_probe_shard.apply_async((message,), queue=queue, expires=SHARD_EXPIRES_S)
     return len(due)
 
 

@@ -172,12 +172,14 @@ def run(host: str, port: int, vantage: str | None, probe_processes: int) -> None
         "--beat",
         "--pool=threads",
         "--concurrency=8",
-        "--queues=default,probes,deliveries",
+        "--queues=default,deliveries",
     ]
     feeds = [*me, "worker", "--pool=threads", "--concurrency=4", "--queues=feeds"]
-    # One process probes as fast as one core allows (the GIL); more cores need more processes.
-    probes = [*me, "worker", "--pool=threads", "--concurrency=8", "--queues=probes"]
-    workers = [main, feeds] + [list(probes) for _ in range(probe_processes - 1)]
+    # Probes get processes of their own: one probes as fast as one core allows (the GIL), and
+    # the dispatch that claims every slot must not queue behind probe rounds. Their threads
+    # mostly wait for slots on the probe loop, so there are more of them than cores.
+    probes = [*me, "worker", "--pool=threads", "--concurrency=16", "--queues=probes"]
+    workers = [main, feeds] + [list(probes) for _ in range(probe_processes)]
     if vantage:
         for argv in workers:
             argv.append(f"--vantage={vantage}")

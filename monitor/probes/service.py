@@ -10,11 +10,12 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
-from sqlalchemy import Table, bindparam, func, or_, select, update
+from sqlalchemy import Table, func, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.config.models import ProbesConfig
 from monitor.db.base import utcnow
+from monitor.db.dialect import update_many
 from monitor.db.models import Heartbeat, Target
 from monitor.probes.loop import ProbeLoop
 from monitor.probes.model import ProbeResult, ProbeTarget
@@ -72,8 +73,10 @@ def claim_due_targets(
     session: Session, now: datetime, ahead: timedelta = timedelta(0)
 ) -> list[Claim]:
     """Live, probed targets whose slot falls before ``now + ahead``, moved to their next slot
-    in the same transaction (rows locked with SKIP LOCKED on PostgreSQL, so two dispatchers
-    never claim one).
+    in the same transaction. On PostgreSQL the rows are locked FOR NO KEY UPDATE SKIP LOCKED:
+    two dispatchers never claim one, and nothing else holds that lock for long (a shard
+    recording its results takes advisory locks and the foreign keys' KEY SHARE, which this
+    lock does not wait for, so a busy target is never skipped).
 
     Claiming ahead by one dispatch period lets a shard reach its worker before the slot and
     wait for it on the probe loop, instead of every probe landing one queue trip (and up to a
@@ -85,7 +88,7 @@ def claim_due_targets(
         .where(Target.retired_at.is_(None), Target.kind != "heartbeat")
         .where(or_(Target.next_probe_at.is_(None), Target.next_probe_at <= now + ahead))
         .order_by(Target.id)
-        .with_for_update(skip_locked=True)
+        .with_for_update(skip_locked=True, key_share=True)
     )
     rows = session.execute(due).all()
     claims = [Claim(r.id, max(r.next_probe_at or now, now)) for r in rows]
@@ -99,7 +102,7 @@ def claim_due_targets(
             }
             for r, c in zip(rows, claims, strict=True)
         ]
-        session.execute(update(TARGETS).where(TARGETS.c.id == bindparam("k_id")), slots)
+        update_many(session, TARGETS, slots)
     return claims
 
 
@@ -111,8 +114,8 @@ def shards_by_slot(
     claims: Sequence[Claim], size: int, span: timedelta = SLOT_SPAN
 ) -> list[list[Claim]]:
     """Claims in slot order, cut into shards of at most ``size`` whose slots lie within
-    ``span`` of the first: a shard is sent to arrive at its first slot and waits at most
-    ``span`` for its last, so a worker's pool slot is not held through the lookahead."""
+    ``span`` of the first: the probes of one shard run close together, and a round's targets
+    are read and written in batches that match when they were probed."""
     found: list[list[Claim]] = []
     for claim in sorted(claims, key=lambda c: (c.at, c.target_id)):
         current = found[-1] if found else None

@@ -15,10 +15,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Row, Table, bindparam, insert, select, update
+from sqlalchemy import Row, Table, insert, select, text
 from sqlalchemy.orm import Session
 
-from monitor.db.dialect import insert_ignoring_conflicts
+from monitor.db.dialect import among, insert_ignoring_conflicts, update_many
 from monitor.db.models import ObservedWindow, Outage, Target, TargetState
 from monitor.db.models import ProbeResult as ResultRow
 from monitor.probes.model import ProbeResult, ProbeTarget
@@ -37,6 +37,7 @@ from monitor.probes.state import (
 SERIES = ("reachable", "usable")
 QUORUM_VANTAGE = "*"
 STALE_INTERVALS = 3  # a vantage silent for this many intervals no longer votes
+RECORD_LOCK_SPACE = 0x51A3  # advisory lock namespace: (this, target id) guards recording
 
 RESULTS: Table = ResultRow.__table__  # type: ignore[assignment]
 STATES: Table = TargetState.__table__  # type: ignore[assignment]
@@ -113,7 +114,7 @@ def load_probe_targets(
         Target.gpus,
         Target.confirmations,
     )
-    live = select(*columns).where(Target.id.in_(ids), Target.retired_at.is_(None))
+    live = select(*columns).where(among(session, Target.id, ids), Target.retired_at.is_(None))
     rows = session.execute(live).all()
     baselines = _gpu_baselines(session, [r.id for r in rows if r.kind in GPU_KINDS], vantage)
     return [_probe_target(row, baselines.get(row.id) or {}) for row in rows]
@@ -124,7 +125,7 @@ def _gpu_baselines(session: Session, ids: list[int], vantage: str) -> dict[int, 
     if not ids:
         return {}
     remembered = select(TargetState.target_id, TargetState.detail).where(
-        TargetState.target_id.in_(ids),
+        among(session, TargetState.target_id, ids),
         TargetState.vantage == vantage,
         TargetState.series == "usable",
     )
@@ -204,15 +205,23 @@ def record_round(
 
 
 def _lock_targets(session: Session, ids: set[int]) -> dict[int, _Target]:
-    """Lock the targets (in id order) before reading any vantage's state: two vantages recording
-    at once must not each miss the other's uncommitted verdict and so never reach a quorum."""
-    locked = (
-        select(Target.id, Target.name, Target.interval_s, Target.timeout_s, Target.confirmations)
-        .where(Target.id.in_(ids))
-        .order_by(Target.id)
-        .with_for_update(key_share=True)  # NO KEY UPDATE: the results' foreign keys still pass
-    )
-    return {row.id: _Target(*row) for row in session.execute(locked)}
+    """Serialize recording per target (in id order) before reading any vantage's state: two
+    vantages recording at once must not each miss the other's uncommitted verdict and so never
+    reach a quorum. On PostgreSQL with transaction-scoped advisory locks, not row locks: a row
+    lock on the target would stall (or make skip) the dispatcher claiming its next slot. SQLite
+    writers already take turns."""
+    ordered = sorted(ids)
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(
+            text(
+                "SELECT pg_advisory_xact_lock(:space, id) "
+                "FROM unnest(CAST(:ids AS integer[])) WITH ORDINALITY AS t(id, n) ORDER BY n"
+            ),
+            {"space": RECORD_LOCK_SPACE, "ids": ordered},
+        )
+    columns = (Target.id, Target.name, Target.interval_s, Target.timeout_s, Target.confirmations)
+    rows = session.execute(select(*columns).where(among(session, Target.id, ordered)))
+    return {row.id: _Target(*row) for row in rows}
 
 
 def _load_states(
@@ -222,10 +231,10 @@ def _load_states(
     vantage where it has none yet. ``detail`` is not read: only a dcgm result changes it."""
     c = STATES.c
     query = select(c.target_id, c.vantage, c.series, *(c[name] for name in STATE_COLUMNS)).where(
-        c.target_id.in_(targets)
+        among(session, c.target_id, targets)
     )
     states: dict[StateKey, _State] = {}
-    for r in session.execute(query):
+    for r in session.execute(query).all():
         stored = dict(zip(STATE_COLUMNS, r[3:], strict=True))
         key = (r.target_id, r.vantage, r.series)
         states[key] = _State(*key, _streak(stored), r.last_probe_at, stored)
@@ -297,13 +306,8 @@ def _write_states(session: Session, states: Iterable[_State], now: datetime) -> 
             changed[tuple(diff)].append({**where, **diff})
     if new:
         session.execute(insert(STATES), new)
-    by_key = update(STATES).where(
-        STATES.c.target_id == bindparam("k_target_id"),
-        STATES.c.vantage == bindparam("k_vantage"),
-        STATES.c.series == bindparam("k_series"),
-    )
     for batch in changed.values():
-        session.execute(by_key, batch)
+        update_many(session, STATES, batch)
 
 
 def _stored_details(session: Session, rows: list[_State]) -> dict[StateKey, dict[str, Any]]:
@@ -312,7 +316,7 @@ def _stored_details(session: Session, rows: list[_State]) -> dict[StateKey, dict
         return {}
     c = STATES.c
     query = select(c.target_id, c.vantage, c.series, c.detail).where(
-        c.target_id.in_({r.target_id for r in rows})
+        among(session, c.target_id, {r.target_id for r in rows})
     )
     wanted = {(r.target_id, r.vantage, r.series) for r in rows}
     found = ((r.target_id, r.vantage, r.series, r.detail) for r in session.execute(query))
@@ -349,7 +353,7 @@ def _extend_coverage(
     c = WINDOWS.c
     recent = (
         select(c.target_id, c.id, c.end)
-        .where(c.target_id.in_(latest), c.source == "probe", c.end >= horizon)
+        .where(among(session, c.target_id, latest), c.source == "probe", c.end >= horizon)
         .order_by(c.end)
     )
     windows = {tid: (wid, end) for tid, wid, end in session.execute(recent)}  # the latest wins
@@ -365,7 +369,7 @@ def _extend_coverage(
                 {"target_id": target_id, "start": at, "end": at + step, "source": "probe"}
             )
     if grown:
-        session.execute(update(WINDOWS).where(c.id == bindparam("k_id")), grown)
+        update_many(session, WINDOWS, grown)
     if opened:
         session.execute(insert(WINDOWS), opened)
 
