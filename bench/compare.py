@@ -95,7 +95,7 @@ def run_probe(args: argparse.Namespace) -> dict[str, Any]:
     }
     if args.stress:
         n, interval = STRESS
-        results[f"{n}@{interval:g}s"] = probe_case(n, interval, args, ["sqlite"])
+        results[f"{n}@{interval:g}s"] = probe_case(n, interval, args, ["sqlite", "postgres"])
     return results
 
 
