@@ -21,6 +21,7 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 QUEUES = "default,feeds,probes,deliveries"
 STOP_GRACE_S = 20.0
+THREADS_CONCURRENCY = 16  # a threads-pool worker's default: most of its threads wait
 MAX_DEFAULT_PROBE_PROCESSES = 4  # beyond this, run `slamon worker --queues probes` on more hosts
 
 
@@ -78,8 +79,20 @@ def migrate() -> None:
 
 @click.command()
 @click.option("--vantage", help="Name of the place this worker probes from.")
-@click.option("--concurrency", type=int, default=None, help="Worker threads/processes.")
-@click.option("--pool", type=click.Choice(["prefork", "threads", "solo"]), default="prefork")
+@click.option(
+    "--concurrency",
+    type=int,
+    default=None,
+    help=f"Worker threads/processes [threads: {THREADS_CONCURRENCY}; prefork: CPU count].",
+)
+@click.option(
+    "--pool",
+    type=click.Choice(["prefork", "threads", "solo"]),
+    default="threads",
+    show_default=True,
+    help="threads: probe shards wait for their slots on the probe loop, so a thread is cheap; "
+    "prefork: one process per slot (for CPU-heavy work such as rendering reports).",
+)
 @click.option("--beat", "embed_beat", is_flag=True, help="Run the beat scheduler inside.")
 @click.option("--queues", default=QUEUES, show_default=True)
 @click.option("--loglevel", default="INFO", show_default=True)
@@ -104,8 +117,8 @@ def worker(
         queues = f"{queues},probes.{settings.vantage}"  # shards sent to this vantage by name
     argv = ["worker", f"--loglevel={loglevel}", f"--queues={queues}", f"--pool={pool}"]
     argv += [f"--hostname=slamon-{settings.vantage}-{os.getpid()}@%h"]
-    if concurrency:
-        argv.append(f"--concurrency={concurrency}")
+    if concurrency or pool == "threads":
+        argv.append(f"--concurrency={concurrency or THREADS_CONCURRENCY}")
     if embed_beat:
         argv += ["--beat", f"--schedule={settings.state_dir / 'beat-schedule'}"]
         kick_off(app)
@@ -178,7 +191,7 @@ def run(host: str, port: int, vantage: str | None, probe_processes: int) -> None
     # Probes get processes of their own: one probes as fast as one core allows (the GIL), and
     # the dispatch that claims every slot must not queue behind probe rounds. Their threads
     # mostly wait for slots on the probe loop, so there are more of them than cores.
-    probes = [*me, "worker", "--pool=threads", "--concurrency=16", "--queues=probes"]
+    probes = [*me, "worker", "--pool=threads", "--queues=probes"]
     workers = [main, feeds] + [list(probes) for _ in range(probe_processes)]
     if vantage:
         for argv in workers:
