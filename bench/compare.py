@@ -38,6 +38,7 @@ TARGETS_BASE_PORT = 28000  # 28000-30999: below the ephemeral range, clear of Ra
 # and of the other benchmarks (probe_throughput 20000+, soak 26000+)
 WORKLOADS = ("probe", "detect", "storage", "report")
 STRESS = (3000, 1.0)  # targets, interval: "keeps schedule where the peer collapses"
+PROBES_PER_PROCESS = 1500  # what one slamon probe process keeps up with on this box
 ON_SCHEDULE = 0.99  # share of expected probes done on time to count as keeping schedule
 
 
@@ -73,6 +74,8 @@ def probe_case(
     n: int, interval_s: float, args: argparse.Namespace, backends: list[str]
 ) -> dict[str, Any]:
     timeout = peer.probe_timeout(interval_s)
+    # one probe process takes ~1,500 probes/s (one core): above that, one per core
+    processes = 1 if n / interval_s <= PROBES_PER_PROCESS else os.cpu_count() or 1
     case: dict[str, Any] = {}
     with TargetsServer(n) as urls:
         say(f"probe cost: peer, {n} targets every {interval_s:g} s")
@@ -81,7 +84,7 @@ def probe_case(
             say(f"probe cost: slamon ({kind}), {n} targets every {interval_s:g} s")
             backend = slamon_side.Backend(kind)
             case[f"slamon_{kind}"] = slamon_side.probe_cost(
-                urls, interval_s, args.window, args.warmup, backend, timeout
+                urls, interval_s, args.window, args.warmup, backend, timeout, processes
             )
             if kind == "postgres":
                 slamon_side.drop_postgres(backend.database)
@@ -232,7 +235,11 @@ def storage_rows(found: dict[str, Any]) -> list[Row]:
             s["postgres_raw_bytes_per_probe"],
             wal,
         ),
-        Row("  + minute rollups (kept as long as raw rows)", round(raw_tier, 1), wal),
+        Row(
+            "raw + minute-rollup bytes/probe (PostgreSQL; kept as long as raw)",
+            round(raw_tier, 1),
+            wal,
+        ),
         Row(
             "raw bytes/probe (SQLite file growth vs Prometheus WAL)",
             s["sqlite_raw_bytes_per_probe"],

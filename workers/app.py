@@ -41,6 +41,8 @@ def create_app(settings: Settings | None = None) -> Celery:
     app.conf.update(
         broker_url=settings.broker_url,
         broker_transport_options=broker_options(settings),
+        # the filesystem transport with atomic writes (workers/fs_broker.py); others by URL
+        broker_transport="workers.fs_broker:Transport" if settings.uses_filesystem_broker else None,
         broker_connection_retry_on_startup=True,
         task_serializer="json",
         result_serializer="json",

@@ -22,7 +22,6 @@ DEFAULT_PORT = 8080
 QUEUES = "default,feeds,probes,deliveries"
 STOP_GRACE_S = 20.0
 THREADS_CONCURRENCY = 16  # a threads-pool worker's default: most of its threads wait
-MAX_DEFAULT_PROBE_PROCESSES = 4  # beyond this, run `slamon worker --queues probes` on more hosts
 
 
 def preflight(settings: Settings, *, migrate: bool = False) -> None:
@@ -164,9 +163,10 @@ def api(host: str, port: int) -> None:
 @click.option(
     "--probe-processes",
     type=click.IntRange(1, 64),
-    default=lambda: min(os.cpu_count() or 1, MAX_DEFAULT_PROBE_PROCESSES),
-    show_default="CPU count, at most 4",
-    help="Processes that take probe shards (one Python process probes about 1,500 targets/s).",
+    default=1,
+    show_default=True,
+    help="Processes that take probe shards: one probes about 1,500 targets a second (one "
+    "core); give more on more cores for more.",
 )
 def run(host: str, port: int, vantage: str | None, probe_processes: int) -> None:
     """Worker with embedded beat and the API, together (the embedded default).

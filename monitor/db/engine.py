@@ -59,10 +59,18 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+READ_ONLY = {"slamon_read_only": True}  # Session.connection(execution_options=READ_ONLY)
+
+
 def _sqlite_begin(connection: Any) -> None:
     # IMMEDIATE takes the write lock up front, so concurrent writers wait (busy timeout)
     # instead of failing with "database is locked" when a read transaction tries to write.
-    connection.exec_driver_sql("BEGIN IMMEDIATE")
+    # A transaction marked read-only begins deferred: in WAL mode it never waits for a writer
+    # (a probe round reading its targets queued behind every other shard's writes).
+    if connection.get_execution_options().get("slamon_read_only"):
+        connection.exec_driver_sql("BEGIN")
+    else:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from monitor.config.models import ProbesConfig
 from monitor.db.base import utcnow
 from monitor.db.dialect import update_many
+from monitor.db.engine import READ_ONLY
 from monitor.db.models import Heartbeat, Target
 from monitor.probes.loop import ProbeLoop
 from monitor.probes.model import ProbeResult, ProbeTarget
@@ -25,7 +26,7 @@ from monitor.probes.wire import ProbeClient
 
 HEARTBEAT_VANTAGE = "push"
 T = TypeVar("T")
-SLOT_SPAN = timedelta(seconds=0.25)  # the slots one shard may span (see shards_by_slot)
+SLOT_SPAN = timedelta(seconds=1)  # the slots one shard may span (see shards_by_slot)
 TARGETS: Table = Target.__table__  # type: ignore[assignment]
 
 
@@ -211,6 +212,7 @@ async def _round(
 
 def _load(sessions: sessionmaker[Session], ids: list[int], vantage: str) -> list[ProbeTarget]:
     with sessions() as session:
+        session.connection(execution_options=READ_ONLY)
         return load_probe_targets(session, ids, vantage)
 
 

@@ -97,7 +97,7 @@ def test_run_ticks_into_sqlite_serves_healthz_and_stops_cleanly_on_ctrl_c(
         family = descendants(run.pid)
         commands = [cmdline(pid) for pid in family]
         assert any("--beat" in c for c in commands)  # the main worker (and its beat)
-        assert sum(c.endswith("--queues=probes") for c in commands) == 2  # probe processes
+        assert sum(c.endswith("--queues=probes") for c in commands) == 2  # --probe-processes=2
         assert any(" api " in c for c in commands)
     finally:
         run.send_signal(signal.SIGINT)

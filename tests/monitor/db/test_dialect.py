@@ -4,13 +4,17 @@ the probe path writes (integers, strings, UTC timestamps, nulls)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
-from sqlalchemy import event, select
+from sqlalchemy import event, select, update
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from monitor.config.models import TargetConfig
 from monitor.db.dialect import among, update_many
+from monitor.db.engine import READ_ONLY, make_engine, make_sessionmaker
+from monitor.db.migrate import upgrade
 from monitor.db.models import Target, TargetState
 from monitor.targets import upsert_target
 
@@ -88,3 +92,21 @@ def test_among_matches_in_on_any_count(session: Session, count: int) -> None:
     found = session.scalars(select(Target.id).where(among(session, Target.id, wanted)))
     assert sorted(found) == ids[:2]
     assert list(session.scalars(select(Target.id).where(among(session, Target.id, [])))) == []
+
+
+def test_a_read_only_transaction_on_sqlite_does_not_wait_for_a_writer(tmp_path: Path) -> None:
+    """WAL: a reader marked READ_ONLY reads the last committed state while another connection
+    holds the write lock; an ordinary transaction would wait for it (BEGIN IMMEDIATE)."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'wal.db'}", connect_args={"timeout": 0.2})
+    upgrade(engine)
+    sessions = make_sessionmaker(engine)
+    with sessions() as writer, writer.begin():
+        targets(writer, 1)
+    with sessions() as writer, writer.begin():
+        writer.execute(update(Target).values(gpus=8))  # holds the write lock, uncommitted
+        with sessions() as reader:
+            reader.connection(execution_options=READ_ONLY)
+            assert list(reader.scalars(select(Target.gpus))) == [0]
+        with sessions() as other, pytest.raises(OperationalError, match="locked"):
+            other.execute(select(Target.gpus))
+    engine.dispose()
