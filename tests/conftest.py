@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.db.engine import make_engine
 from monitor.db.migrate import upgrade
-from tests.support import PG_TEST_DB, REDIS_URL, recreate_pg_database, unavailable
+from tests.support import PG_TEST_DB, REDIS_URL, FeedServer, recreate_pg_database, unavailable
 
 
 @pytest.fixture(scope="session")
@@ -87,3 +87,12 @@ def sessions(engine: Engine) -> Iterator[sessionmaker[Session]]:
     finally:
         outer.rollback()
         connection.close()
+
+
+@pytest.fixture
+def server() -> Iterator[FeedServer]:
+    """A local HTTP target whose /healthz answers 200 (tests change its routes and delays)."""
+    target_server = FeedServer()
+    target_server.routes["/healthz"] = (200, b"ok")
+    yield target_server
+    target_server.close()

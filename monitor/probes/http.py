@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from monitor.db.base import utcnow
-from monitor.probes.model import ProbeResult, ProbeTarget
+from monitor.probes.model import ProbeResult, ProbeTarget, failure
 from monitor.probes.wire import ProbeClient, WireError, get
 
 MAX_BODY_BYTES = 64 * 1024
@@ -28,9 +28,7 @@ async def fetch(
     try:
         reply = await get(client, target.url, target.timeout_s, body_limit)
     except WireError as exc:
-        return ProbeResult(
-            target.id, target.name, at, False, error_kind=exc.kind, error=str(exc)
-        ), b""
+        return failure(target, at, exc.kind, str(exc)), b""
     latency = (time.perf_counter() - start) * 1000
     return ProbeResult(target.id, target.name, at, True, latency, reply.status), reply.body
 

@@ -66,3 +66,8 @@ class ProbeResult:
         from dataclasses import replace
 
         return replace(self, ok=False, error_kind=kind, error=message, **extra)
+
+
+def failure(target: ProbeTarget, at: datetime, kind: ErrorKind, error: str) -> ProbeResult:
+    """A failed probe of ``target`` started at ``at``."""
+    return ProbeResult(target.id, target.name, at, False, error_kind=kind, error=error)

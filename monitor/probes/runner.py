@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
 from monitor.db.base import utcnow
-from monitor.probes.model import ProbeResult, ProbeTarget
+from monitor.probes.model import ProbeResult, ProbeTarget, failure
 from monitor.probes.registry import PROBES
 from monitor.probes.wire import ProbeClient
 
@@ -30,26 +30,12 @@ async def probe_one(target: ProbeTarget, client: ProbeClient) -> ProbeResult:
     try:
         return await PROBES[target.kind](target, client)
     except Exception as exc:  # a probe bug must not take the shard down with it
-        return ProbeResult(
-            target.id,
-            target.name,
-            at,
-            False,
-            error_kind="internal",
-            error=f"{type(exc).__name__}: {exc}"[:500],
-        )
+        return failure(target, at, "internal", f"{type(exc).__name__}: {exc}"[:500])
 
 
 def overdue(target: ProbeTarget, at: datetime) -> ProbeResult:
     """The result of a probe (due at ``at``) still running at the shard's deadline."""
-    return ProbeResult(
-        target.id,
-        target.name,
-        at,
-        False,
-        error_kind="timeout",
-        error=f"no answer within {target.timeout_s:g} s",
-    )
+    return failure(target, at, "timeout", f"no answer within {target.timeout_s:g} s")
 
 
 async def probe_many(

@@ -8,7 +8,7 @@ import time
 from urllib.parse import urlsplit
 
 from monitor.db.base import utcnow
-from monitor.probes.model import ProbeResult, ProbeTarget
+from monitor.probes.model import ProbeResult, ProbeTarget, failure
 from monitor.probes.wire import ProbeClient
 
 
@@ -22,18 +22,9 @@ async def probe(target: ProbeTarget, client: ProbeClient) -> ProbeResult:
         async with asyncio.timeout(target.timeout_s):
             _reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
     except TimeoutError:
-        return ProbeResult(
-            target.id,
-            target.name,
-            at,
-            False,
-            error_kind="timeout",
-            error=f"no connection within {target.timeout_s:g} s",
-        )
+        return failure(target, at, "timeout", f"no connection within {target.timeout_s:g} s")
     except OSError as exc:
-        return ProbeResult(
-            target.id, target.name, at, False, error_kind="connect", error=exc.strerror or str(exc)
-        )
+        return failure(target, at, "connect", exc.strerror or str(exc))
     latency = (time.perf_counter() - start) * 1000
     writer.close()
     with contextlib.suppress(OSError):

@@ -12,19 +12,14 @@ import pytest
 from kombu import Connection
 from kombu.transport import filesystem
 
+from monitor.settings import Settings
+from workers.app import broker_options
 from workers.fs_broker import Transport
 
 
 def options(folder: Path) -> dict[str, Any]:
-    for sub in ("queue", "processed", "control"):
-        (folder / sub).mkdir(parents=True, exist_ok=True)
-    return {
-        "data_folder_in": str(folder / "queue"),
-        "data_folder_out": str(folder / "queue"),
-        "processed_folder": str(folder / "processed"),
-        "control_folder": str(folder / "control"),
-        "store_processed": False,
-    }
+    """The transport options `slamon` itself uses, with its state in ``folder``."""
+    return broker_options(Settings(state_dir=folder, broker_url="filesystem://"))
 
 
 def connect(folder: Path, transport: Any = Transport) -> Connection:
@@ -35,7 +30,7 @@ def test_a_message_round_trips_and_leaves_no_partial_file(tmp_path: Path) -> Non
     with connect(tmp_path) as conn:
         probes = conn.SimpleQueue("round-trip")  # kombu keeps bindings per process: a queue each
         probes.put({"shard": [[1, 1796000000.5]]})
-        names = [p.name for p in (tmp_path / "queue").iterdir()]
+        names = [p.name for p in (tmp_path / "broker" / "queue").iterdir()]
         assert [n for n in names if n.endswith(".round-trip.msg")] != []
         assert [n for n in names if n.endswith(".part")] == []
         message = probes.get(timeout=2)
@@ -45,8 +40,10 @@ def test_a_message_round_trips_and_leaves_no_partial_file(tmp_path: Path) -> Non
 
 
 def test_a_file_that_is_not_a_message_is_dropped_and_the_next_one_read(tmp_path: Path) -> None:
-    (tmp_path / "queue").mkdir(parents=True)
-    (tmp_path / "queue" / "0_broken.torn.msg").write_bytes(b"")  # what a torn write leaves
+    (tmp_path / "broker" / "queue").mkdir(parents=True)
+    (tmp_path / "broker" / "queue" / "0_broken.torn.msg").write_bytes(
+        b""
+    )  # what a torn write leaves
     with connect(tmp_path) as conn:
         probes = conn.SimpleQueue("torn")
         probes.put({"n": 1})
@@ -54,7 +51,7 @@ def test_a_file_that_is_not_a_message_is_dropped_and_the_next_one_read(tmp_path:
         assert message.payload == {"n": 1}
         message.ack()
         probes.close()
-    (tmp_path / "queue" / "0_broken.torn.msg").write_bytes(b"")
+    (tmp_path / "broker" / "queue" / "0_broken.torn.msg").write_bytes(b"")
     with connect(tmp_path, filesystem.Transport) as stock:  # kombu's own dies on it
         broken = stock.SimpleQueue("torn")
         with pytest.raises(ValueError, match="Expecting value"):

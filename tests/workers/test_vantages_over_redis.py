@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,14 +18,6 @@ from monitor.settings import Settings
 from tests.support import PG_TEST_DB, FeedServer, recreate_pg_database, slamon_command, wait_for
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
-
-
-@pytest.fixture
-def server() -> Iterator[FeedServer]:
-    target_server = FeedServer()
-    target_server.routes["/healthz"] = (200, b"ok")
-    yield target_server
-    target_server.close()
 
 
 def test_each_vantage_probes_and_an_outage_needs_both(

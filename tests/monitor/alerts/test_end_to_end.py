@@ -26,11 +26,8 @@ SECRET = "test-signing-secret"
 
 
 @pytest.fixture
-def target() -> Iterator[FeedServer]:
-    server = FeedServer()
-    server.routes["/healthz"] = (200, b"ok")
-    yield server
-    server.close()
+def target(server: FeedServer) -> FeedServer:
+    return server
 
 
 @pytest.fixture

@@ -4,11 +4,9 @@ outage intervals checked against the scripted ground truth."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -23,14 +21,6 @@ from tests.support import FeedServer
 
 DCGM = Path(__file__).parents[2] / "fixtures" / "feeds" / "dcgm"
 FAST = ProbesConfig(retry_interval=0.2)
-
-
-@pytest.fixture
-def server() -> Iterator[FeedServer]:
-    target_server = FeedServer()
-    target_server.routes["/healthz"] = (200, b"ok")
-    yield target_server
-    target_server.close()
 
 
 def add_target(sessions: sessionmaker[Session], **fields: object) -> int:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -32,14 +31,6 @@ async def broken(target: ProbeTarget, client: ProbeClient) -> ProbeResult:
 def kinds(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(PROBES, "stuck", stuck)
     monkeypatch.setitem(PROBES, "broken", broken)
-
-
-@pytest.fixture
-def server() -> Iterator[FeedServer]:
-    up = FeedServer()
-    up.routes["/healthz"] = (200, b"ok")
-    yield up
-    up.close()
 
 
 def target(i: int, kind: str, url: str | None = None, timeout: float = 0.3) -> ProbeTarget:
