@@ -25,21 +25,21 @@ log = logging.getLogger(__name__)
 
 
 class Channel(filesystem.Channel):
-    def _put(self, queue: str, payload: Any, **kwargs: Any) -> None:
+    def _put(self, queue: Any, message: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         name = f"{round(monotonic() * 1000)}_{uuid.uuid4()}.{queue}.msg"
         final = os.path.join(self.data_folder_out, name)
         partial = os.path.join(self.data_folder_out, f".{name}.part")  # never matches a queue
         try:
             with open(partial, "wb") as out:
-                out.write(str_to_bytes(dumps(payload)))
+                out.write(str_to_bytes(dumps(message)))  # type: ignore[no-untyped-call]
             os.replace(partial, final)
         except OSError as exc:
             raise ChannelError(f"Cannot add file {final!r} to directory") from exc
 
-    def _get(self, queue: str) -> Any:
+    def _get(self, queue: Any, timeout: Any = None) -> Any:
         while True:  # ends with the message, or with Empty when the queue has none
             try:
-                return super()._get(queue)
+                return super()._get(queue)  # type: ignore[no-untyped-call]
             except ValueError as exc:  # JSONDecodeError: the file is already removed
                 log.warning("dropped a message file of queue %s that is not JSON: %s", queue, exc)
 

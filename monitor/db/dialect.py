@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Insert, Table, any_, bindparam, cast, func
+from sqlalchemy import Insert, Table, any_, bindparam, cast, func
 from sqlalchemy import update as sa_update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -108,7 +108,7 @@ def update_many(session: Session, table: Table, rows: Sequence[dict[str, Any]]) 
     session.execute(statement)
 
 
-def among(session: Session, column: ColumnElement[Any], values: Iterable[Any]) -> Any:
+def among(session: Session, column: Any, values: Iterable[Any]) -> Any:
     """``column IN values``; on PostgreSQL ``column = ANY(array)``: one parameter and the same
     SQL text whatever the count (psycopg re-parses an IN list of hundreds of parameters each
     time, a tenth of a probe round's CPU)."""
