@@ -78,7 +78,9 @@ def test_two_consumers_and_a_producer_see_every_message_exactly_once(tmp_path: P
         except BaseException as exc:
             errors.put(exc)
 
-    consumers = [threading.Thread(target=consume) for _ in range(2)]
+    with connect(tmp_path) as conn:  # bind the queue first, as a worker's start does
+        conn.SimpleQueue("shared").close()
+    consumers = [threading.Thread(target=consume, daemon=True) for _ in range(2)]
     for thread in consumers:
         thread.start()
     with connect(tmp_path) as conn:
