@@ -79,10 +79,10 @@ def claim_due_targets(
     recording its results takes advisory locks and the foreign keys' KEY SHARE, which this
     lock does not wait for, so a busy target is never skipped).
 
-    Claiming ahead by one dispatch period lets a shard reach its worker before the slot and
-    wait for it on the probe loop, instead of every probe landing one queue trip (and up to a
-    dispatch period) after its slot. Core rows and one executemany, not ORM objects: this runs
-    for every target every interval.
+    Claiming ahead (the dispatcher asks for a period plus a second) lets a shard reach its
+    worker before the slot and wait for it on the probe loop, instead of every probe landing one
+    queue trip (and up to a dispatch period) after its slot. Core rows and one bulk update, not
+    ORM objects: this runs for every target every interval.
     """
     due = (
         select(Target.id, Target.next_probe_at, Target.interval_s)
