@@ -26,6 +26,9 @@ from typing import Any
 import sqlalchemy as sa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from slamon_side import drop_postgres, fresh_postgres
 
 from monitor.config import parse_config
 from monitor.db.engine import make_engine, make_sessionmaker
@@ -33,24 +36,7 @@ from monitor.db.migrate import upgrade
 from monitor.feeds.stats import month_bounds
 from monitor.reports.service import build_monthly, render
 
-ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 RAW_INDEXES = ("ix_probe_results_at", "ix_probe_results_target_at")  # rebuilt as they were
-
-
-def fresh_database(name: str) -> str:
-    admin = sa.create_engine(ADMIN, isolation_level="AUTOCOMMIT")
-    with admin.connect() as c:
-        c.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        c.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    admin.dispose()
-    return ADMIN.rsplit("/", 1)[0] + f"/{name}"
-
-
-def drop_database(name: str) -> None:
-    admin = sa.create_engine(ADMIN, isolation_level="AUTOCOMMIT")
-    with admin.connect() as c:
-        c.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
 
 
 HISTORY = [
@@ -144,7 +130,7 @@ def run(
 ) -> dict[str, Any]:
     """Fill, then time count(*) over the raw rows and the monthly report; figures as a dict."""
     raw_targets = targets if raw_targets is None else min(raw_targets, targets)
-    engine = make_engine(fresh_database(database))
+    engine = make_engine(fresh_postgres(database))
     try:
         upgrade(engine)
         print(f"filling {targets} targets, month {month} of 1-minute history", flush=True)
@@ -158,7 +144,7 @@ def run(
     finally:
         engine.dispose()
         if not keep:
-            drop_database(database)
+            drop_postgres(database)
 
 
 def time_report(engine: sa.Engine, targets: int, raw_targets: int, month: str) -> dict[str, Any]:
