@@ -127,15 +127,14 @@ def alert_on(config: Any) -> Any:
 def judge_heartbeats() -> int:
     """Turn pushed heartbeats (or their absence) into results for the push vantage."""
     from monitor.db.base import utcnow
-    from monitor.probes.service import HEARTBEAT_VANTAGE, judge_heartbeats
-    from monitor.probes.store import record_round
+    from monitor.probes.service import heartbeat_round
 
     rt = runtime()
     with rt.transaction() as session:
-        now = utcnow()
-        results = judge_heartbeats(session, now)
-        record_round(session, HEARTBEAT_VANTAGE, results, now=now)
-    return len(results)
+        outcome = heartbeat_round(session, utcnow(), on_transitions=alert_on(rt.config))
+    if outcome.transitions:
+        deliver_alerts.delay()
+    return len(outcome.states)
 
 
 @app.task(name="slamon.targets.sync")

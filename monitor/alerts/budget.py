@@ -4,9 +4,10 @@ breach. Burn windows follow the SRE workbook: 14.4× over 1 h and 5 min pages, 6
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from monitor.alerts.rules import Signal, TargetFacts, fingerprint, target_labels
 from monitor.sla.intervals import Span, clip, merge, total
@@ -28,13 +29,27 @@ BURN_WINDOWS = (
 )
 
 
+def burn_windows(configured: Iterable[Any]) -> tuple[BurnWindow, ...]:
+    """The configured window pairs (``alerts.burn_windows``), as the rule takes them."""
+    return tuple(
+        BurnWindow(
+            timedelta(seconds=w.long), timedelta(seconds=w.short), float(w.factor), w.severity
+        )
+        for w in configured
+    )
+
+
 def _down_within(outages: Sequence[Span], now: datetime, window: timedelta) -> timedelta:
     return total(merge(clip(outages, now - window, now)))
 
 
 def _name(window: timedelta) -> str:
-    minutes = int(window.total_seconds() // 60)
-    return f"{minutes // 60}h" if minutes >= 60 else f"{minutes}m"
+    """``1h``, ``30m``, ``90s``: the largest unit that divides the window exactly."""
+    seconds = int(window.total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
 
 
 def burn_signal(
@@ -44,13 +59,14 @@ def burn_signal(
     now: datetime,
     samples: Mapping[timedelta, int],
     min_samples: int,
+    windows: Sequence[BurnWindow] = BURN_WINDOWS,
 ) -> Signal:
     """Firing when a window pair burns at or above its factor over both its long and short
     window, and its short window holds at least ``min_samples`` probe samples (``samples`` by
     short window): with one-minute probes the 5-minute page cannot fire on a single blip."""
     firing: BurnWindow | None = None
     rates: dict[str, object] = {}
-    for window in BURN_WINDOWS:
+    for window in windows:
         long_rate = burn_rate(
             _down_within(outages, now, window.long), window.long, policy.target_pct
         )

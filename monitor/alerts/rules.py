@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from monitor.probes.state import DOWN, UP
+from monitor.probes.vantages import VantageHealth
 
 IMPACT_SEVERITY = {"critical": "critical", "major": "critical", "minor": "warning", "none": "info"}
 
@@ -109,4 +110,28 @@ def from_feed(provider: str, url: str, stale: bool, at: datetime, error: str | N
     summary = f"{provider} status feed unreadable" + (f": {error}" if error and stale else "")
     return Signal(
         "feed_stale", fingerprint("feed_stale", labels), "warning", labels, summary, stale, at
+    )
+
+
+def from_vantage(vantage: VantageHealth, at: datetime) -> Signal:
+    """``vantage_blind``: a vantage disagrees with the quorum on (nearly) every target it
+    probes — its own network is failing, not the fleet. Dated to when the disagreement began."""
+    labels = {"vantage": vantage.vantage}
+    blind = vantage.blind_since is not None
+    agreed = vantage.last_agreed_at.isoformat() if vantage.last_agreed_at else "never"
+    summary = (
+        f"vantage {vantage.vantage} is blind: it disagrees with the quorum on "
+        f"{vantage.disagreeing} of {vantage.targets} targets (last agreed {agreed})"
+        if blind
+        else f"vantage {vantage.vantage} agrees with the quorum again"
+    )
+    return Signal(
+        "vantage_blind",
+        fingerprint("vantage_blind", labels),
+        "warning",
+        labels,
+        summary,
+        blind,
+        vantage.blind_since or at,
+        {"last_agreed_at": agreed},
     )

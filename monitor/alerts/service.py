@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from monitor.alerts.budget import BURN_WINDOWS, breach_signal, burn_signal
+from monitor.alerts.budget import breach_signal, burn_signal, burn_windows
 from monitor.alerts.engine import Applied, apply
 from monitor.alerts.routing import windows_for
 from monitor.alerts.rules import (
@@ -19,11 +19,22 @@ from monitor.alerts.rules import (
     from_feed,
     from_incident,
     from_transition,
+    from_vantage,
     target_labels,
 )
 from monitor.config.models import Config
-from monitor.db.models import CreditClaim, Feed, Incident, Outage, ProbeResult, Provider, Target
+from monitor.db.models import (
+    Alert,
+    CreditClaim,
+    Feed,
+    Incident,
+    Outage,
+    ProbeResult,
+    Provider,
+    Target,
+)
 from monitor.probes.store import TargetTransition
+from monitor.probes.vantages import BlindRule, refresh
 from monitor.sla.intervals import Span
 from monitor.sla.math import month_period
 from monitor.sla.policy import SlaPolicy
@@ -74,15 +85,58 @@ def _usable_matters(row: Target, change: TargetTransition, reachable_down: set[i
     return row.kind in USABLE_KINDS and change.target_id not in reachable_down
 
 
+# Rules whose every alert is re-judged on each evaluation: one that is firing but no longer
+# asserted (its incident resolved long ago or vanished, its feed or target removed) resolves.
+EVALUATED_RULES = ("provider_incident", "feed_stale", "sla_burn", "sla_breach", "vantage_blind")
+TARGET_RULES = ("target_down", "gpu_health", "heartbeat_stalled")
+
+
 def evaluate(session: Session, config: Config, now: datetime) -> Applied:
-    """Provider incidents (open ones fire, closed ones resolve), stale feeds, SLA burn/breach."""
+    """Provider incidents (open ones fire, closed ones resolve), stale feeds, SLA burn/breach,
+    blind vantages; and resolves for every firing alert whose cause is gone."""
     signals = [
         *_incident_signals(session, now),
         *_feed_signals(session, config, now),
         *_sla_signals(session, config, now),
-        *_claim_signals(session, now),
+        *_vantage_signals(session, config, now),
     ]
-    return apply(session, signals, config, now)
+    signals += _orphans(session, signals, now)
+    return apply(session, [*signals, *_claim_signals(session, now)], config, now)
+
+
+def _orphans(session: Session, signals: Sequence[Signal], now: datetime) -> list[Signal]:
+    """Resolves for firing alerts that nothing asserts any more: an evaluated rule's alert no
+    signal speaks for, or a target rule's alert whose target was retired or deleted. Resolves
+    are never swallowed, however late slamon learns of them."""
+    asserted = {s.fingerprint for s in signals}
+    live = set(session.scalars(select(Target.name).where(Target.retired_at.is_(None))))
+    firing = session.scalars(
+        select(Alert).where(
+            Alert.state == "firing", Alert.rule.in_((*EVALUATED_RULES, *TARGET_RULES))
+        )
+    )
+    orphans = []
+    for alert in firing:
+        if alert.rule in EVALUATED_RULES and alert.fingerprint not in asserted:
+            why = "no longer reported"
+        elif alert.rule in TARGET_RULES and alert.labels.get("target") not in live:
+            why = "target retired"
+        else:
+            continue
+        summary = f"{alert.summary} — resolved: {why}"
+        orphans.append(
+            Signal(alert.rule, alert.fingerprint, alert.severity, alert.labels, summary, False, now)
+        )
+    return orphans
+
+
+def _vantage_signals(session: Session, config: Config, now: datetime) -> list[Signal]:
+    """``vantage_blind`` per vantage, from the verdicts ``refresh`` stores for the page."""
+    rule = BlindRule(
+        share=config.alerts.vantage_blind_share,
+        after=timedelta(seconds=config.alerts.vantage_blind_after),
+    )
+    return [from_vantage(v, now) for v in refresh(session, now, rule)]
 
 
 def _sla_signals(session: Session, config: Config, now: datetime) -> list[Signal]:
@@ -95,10 +149,11 @@ def _sla_signals(session: Session, config: Config, now: datetime) -> list[Signal
     ]
     if not targets:
         return []
-    since = min(month_period(f"{now:%Y-%m}").start, now - BURN_WINDOWS[-1].long)
+    pairs = burn_windows(config.alerts.burn_windows)
+    since = min(month_period(f"{now:%Y-%m}").start, now - max(w.long for w in pairs))
     spans = _outage_spans(session, [t.id for t in targets], since, now)
     ids = [t.id for t in targets]
-    samples = {w.short: _samples(session, ids, now - w.short) for w in BURN_WINDOWS}
+    samples = {w.short: _samples(session, ids, now - w.short) for w in pairs}
     signals = []
     for t in targets:
         facts = TargetFacts(t.name, t.kind, t.provider, t.region, t.zone, t.pool)
@@ -109,7 +164,7 @@ def _sla_signals(session: Session, config: Config, now: datetime) -> list[Signal
         ]
         counts = {window: per_target.get(t.id, 0) for window, per_target in samples.items()}
         signals.append(
-            burn_signal(facts, policy, mine, now, counts, config.alerts.burn_min_samples)
+            burn_signal(facts, policy, mine, now, counts, config.alerts.burn_min_samples, pairs)
         )
         signals.append(breach_signal(facts, policy, mine, windows, t.created_at, now))
     return signals
@@ -176,12 +231,23 @@ def _samples(session: Session, ids: list[int], since: datetime) -> dict[int, int
 
 
 def _incident_signals(session: Session, now: datetime) -> list[Signal]:
+    """Open relevant incidents fire; recently closed ones resolve; and so does every incident
+    whose alert still fires, however long ago the provider says it ended (slamon was down,
+    the feed unreachable, or the resolution back-dated)."""
+    alerted = session.scalars(
+        select(Alert.labels).where(Alert.rule == "provider_incident", Alert.state == "firing")
+    )
+    firing = {(a.get("provider"), a.get("incident")) for a in alerted}
+    recent = (Incident.resolved_at.is_(None)) | (Incident.resolved_at > now - RECENTLY_CLOSED)
     query = (
         select(Incident, Provider.slug)
         .join(Provider)
         .where(Incident.relevant.is_(True), Incident.is_maintenance.is_(False))
-        .where((Incident.resolved_at.is_(None)) | (Incident.resolved_at > now - RECENTLY_CLOSED))
     )
+    if firing:
+        query = query.where(recent | Incident.source_id.in_({i for _, i in firing if i}))
+    else:
+        query = query.where(recent)
     return [
         from_incident(
             slug,
@@ -194,6 +260,9 @@ def _incident_signals(session: Session, now: datetime) -> list[Signal]:
             i.url,
         )
         for i, slug in session.execute(query)
+        if i.resolved_at is None
+        or i.resolved_at > now - RECENTLY_CLOSED
+        or (slug, i.source_id) in firing
     ]
 
 

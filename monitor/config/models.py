@@ -211,6 +211,29 @@ class ProbesConfig(Strict):
         return value
 
 
+class BurnWindowConfig(Strict):
+    """One multi-window burn-rate page: fires when the month's error budget burns at
+    ``factor`` × or more over both ``long`` and ``short`` (the SRE workbook's pairs are the
+    default; shorter ones suit small fleets that want to hear sooner, and tests)."""
+
+    long: Interval
+    short: Interval
+    factor: Annotated[float, Field(gt=0, allow_inf_nan=False)]
+    severity: Literal["critical", "warning", "info"] = "warning"
+
+    @model_validator(mode="after")
+    def _short_within_long(self) -> BurnWindowConfig:
+        if self.short > self.long:
+            raise ValueError("short must not be longer than long")
+        return self
+
+
+DEFAULT_BURN_WINDOWS = [
+    BurnWindowConfig(long=3600, short=300, factor=14.4, severity="critical"),
+    BurnWindowConfig(long=6 * 3600, short=1800, factor=6.0, severity="warning"),
+]
+
+
 class AlertsConfig(Strict):
     """Noise control and delivery: re-notify interval, grouping, how long to keep retrying."""
 
@@ -221,6 +244,10 @@ class AlertsConfig(Strict):
     retry_max: Interval = 600.0
     feed_stale_after: Interval = 30 * 60.0
     burn_min_samples: Annotated[int, Field(ge=1)] = 10
+    burn_windows: Annotated[list[BurnWindowConfig], Field(min_length=1)] = DEFAULT_BURN_WINDOWS
+    # a vantage disagreeing with the quorum on this share of its targets for this long is blind
+    vantage_blind_share: Annotated[float, Field(gt=0, le=1)] = 0.9
+    vantage_blind_after: Interval = 180.0
 
 
 class ScheduleConfig(Strict):

@@ -440,3 +440,20 @@ class TaskStat(Base):
     seconds_total: Mapped[float] = mapped_column(Float, default=0.0)
     last_seconds: Mapped[float] = mapped_column(Float, default=0.0)
     last_finished_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Vantage(Base):
+    """What the alert evaluator last concluded about one probing vantage: whether it agrees
+    with the quorum, and since when it has not (a vantage that disagrees on nearly every
+    target is blind — its own network — not the fleet)."""
+
+    __tablename__ = "vantages"
+
+    name: Mapped[str] = mapped_column(String(100), primary_key=True)
+    last_probe_at: Mapped[datetime | None]
+    targets: Mapped[int] = mapped_column(Integer, default=0)
+    disagreeing: Mapped[int] = mapped_column(Integer, default=0)
+    last_agreed_at: Mapped[datetime | None]
+    disagreeing_since: Mapped[datetime | None]
+    blind_since: Mapped[datetime | None]
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)

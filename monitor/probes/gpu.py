@@ -308,7 +308,7 @@ def _is_int(value: object) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class GpuThresholds:
-    max_temp_c: float = 90.0  # at or above: degraded
+    max_temp_c: float = 90.0  # at or above: not usable
     throttle_scrapes: int = 3  # a throttle bit in this many consecutive scrapes: not usable
     throttle_reasons: int = THROTTLE_REASONS  # the clock-event bits that count as throttling
     fatal_xids: frozenset[int] = frozenset(FATAL_XIDS)
@@ -347,8 +347,8 @@ def assess(
 
     Not usable: fewer GPUs than ``expected_gpus`` (fatal), a new fatal XID, an ECC double-bit
     counter increase, a row remap failure (all fatal), a throttle bit held for
-    ``thresholds.throttle_scrapes`` scrapes. Degraded: a new non-fatal XID, a shorter throttle
-    streak, new uncorrectable remapped rows, a temperature at or above ``thresholds.max_temp_c``.
+    ``thresholds.throttle_scrapes`` scrapes, a temperature at or above ``thresholds.max_temp_c``.
+    Degraded: a new non-fatal XID, a shorter throttle streak, new uncorrectable remapped rows.
     """
     findings: list[_Finding] = []
     missing = expected_gpus - snapshot.gpus_seen
@@ -468,7 +468,9 @@ def _temperature(reading: GpuReading, name: str, thresholds: GpuThresholds) -> l
     if temp is None or temp < thresholds.max_temp_c:
         return []
     shown = str(int(temp)) if temp.is_integer() else f"{temp:.1f}"
-    return [_Finding("warning", f"temperature {shown} °C on {name}")]
+    # At the limit a GPU throttles its clocks: training on it runs slow or not at all, and a
+    # box that is this hot needs someone (a warning nobody reads fixes nothing)
+    return [_Finding("unusable", f"temperature {shown} °C on {name}")]
 
 
 def _remember(reading: GpuReading, before: GpuMemory, streak: int) -> GpuMemory:

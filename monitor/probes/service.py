@@ -247,6 +247,18 @@ def _unknown(result: ProbeResult) -> ProbeResult:
     )
 
 
+def heartbeat_round(
+    session: Session, now: datetime, on_transitions: OnTransitions | None = None
+) -> RoundOutcome:
+    """Judge every heartbeat target now and record the verdicts for the push vantage, with
+    ``on_transitions`` in the same transaction — as a probe round does, so a stalled or silent
+    job alerts like any other target."""
+    outcome = record_round(session, HEARTBEAT_VANTAGE, judge_heartbeats(session, now), now=now)
+    if on_transitions is not None and outcome.transitions:
+        on_transitions(session, outcome.transitions)
+    return outcome
+
+
 def judge_heartbeats(session: Session, now: datetime) -> list[ProbeResult]:
     """One synthetic result per live heartbeat target: down when no heartbeat came within its
     grace period (dated to when the grace ran out), unusable when its step stopped advancing."""

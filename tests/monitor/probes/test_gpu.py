@@ -179,7 +179,7 @@ def test_datadog_capture_is_healthy_and_names_gpus_by_host_where_indexes_clash(
 ) -> None:
     assert verdict(assess(datadog, None, expected_gpus=3)) == ("healthy", ())
     hot = assess(datadog, None, expected_gpus=3, thresholds=GpuThresholds(max_temp_c=25))
-    assert verdict(hot) == ("degraded", ("temperature 25 °C on GPU 0 (424773df46e0)",))
+    assert verdict(hot) == ("unusable", ("temperature 25 °C on GPU 0 (424773df46e0)",))
 
 
 # --- reading hand-made scrapes ------------------------------------------------------------------
@@ -486,14 +486,14 @@ CASES = [
     pytest.param(
         [node(8, gpu5={TEMP: 92})],
         8,
-        ("degraded", ("temperature 92 °C on GPU 5",)),
-        id="a temperature above the limit degrades",
+        ("unusable", ("temperature 92 °C on GPU 5",)),
+        id="a temperature above the limit makes the box unusable",
     ),
     pytest.param(
         [node(8, gpu5={TEMP: 90})],
         8,
-        ("degraded", ("temperature 90 °C on GPU 5",)),
-        id="a temperature at the limit degrades",
+        ("unusable", ("temperature 90 °C on GPU 5",)),
+        id="a temperature at the limit makes the box unusable",
     ),
     pytest.param(
         [node(8, gpu5={TEMP: 89.5, MEM_TEMP: 99})],

@@ -5,9 +5,11 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from monitor.alerts.service import on_transitions
+from monitor.config import Config, parse_config
 from monitor.config.models import TargetConfig
-from monitor.db.models import Heartbeat, Outage
-from monitor.probes.service import HEARTBEAT_VANTAGE, judge_heartbeats
+from monitor.db.models import Alert, Delivery, Heartbeat, Outage
+from monitor.probes.service import HEARTBEAT_VANTAGE, heartbeat_round, judge_heartbeats
 from monitor.probes.store import record_round
 from monitor.targets import upsert_target
 
@@ -74,3 +76,46 @@ def test_a_step_that_stops_advancing_is_stalled_but_reachable(session: Session) 
     assert "step 500 has not advanced" in error
     series = {o.series for o in session.scalars(select(Outage))}
     assert series == {"usable"}
+
+
+# --- heartbeat rounds alert like probe rounds (issue 14, finding 1) ---------------------------
+
+
+def alerting_config() -> Config:
+    return parse_config(
+        "channels: [{name: ops, kind: webhook, url: 'http://127.0.0.1:9/hook', secret: s}]\n"
+    )
+
+
+def heartbeat_tick(session: Session, seconds: float, config: Config) -> None:
+    now = at(seconds)
+    heartbeat_round(session, now, lambda s, t: on_transitions(s, t, config, now))
+
+
+def alerts_by_rule(session: Session) -> dict[str, tuple[str, list[str]]]:
+    found = {}
+    for alert in session.scalars(select(Alert)):
+        events = session.scalars(
+            select(Delivery.event).where(Delivery.alert_id == alert.id).order_by(Delivery.id)
+        )
+        found[alert.rule] = (alert.state, list(events))
+    return found
+
+
+def test_a_stalled_then_silent_job_fires_and_resolves_its_alerts(session: Session) -> None:
+    config = alerting_config()
+    tid = job(session)
+    for seconds in range(0, 420, 30):
+        beat(session, tid, seconds, step=500)  # alive, stuck at step 500 from the start
+    heartbeat_tick(session, 420, config)
+    assert alerts_by_rule(session) == {"heartbeat_stalled": ("firing", ["firing"])}
+
+    heartbeat_tick(session, 600, config)  # no heartbeat since 390 + 90 s of grace: silent
+    assert alerts_by_rule(session)["target_down"] == ("firing", ["firing"])
+
+    beat(session, tid, 610, step=900)  # it is back, and advancing
+    heartbeat_tick(session, 615, config)
+    assert alerts_by_rule(session) == {
+        "heartbeat_stalled": ("resolved", ["firing", "resolved"]),
+        "target_down": ("resolved", ["firing", "resolved"]),
+    }
