@@ -50,6 +50,8 @@ class SlamonCollector(Collector):
         yield from _targets(self.session, utcnow(), self.policies)
         yield _open_incidents(self.session)
         yield _feed_failures(self.session)
+        yield from _feed_health(self.session)
+        yield from _vantages(self.session)
         yield _alerts(self.session)
         yield _deliveries(self.session)
         yield from _tasks(self.session)
@@ -188,6 +190,60 @@ def _feed_failures(session: Session) -> Metric:
     ):
         family.add_metric([slug, kind], float(failures))
     return family
+
+
+def _feed_health(session: Session) -> Iterator[Metric]:
+    """Whether each feed's latest poll succeeded (absent until it has been polled: a feed
+    nobody has read is unknown, not up) and when it last answered."""
+    up = GaugeMetricFamily(
+        "slamon_feed_up",
+        "1 when the feed's latest poll succeeded, 0 while it fails; absent until first polled",
+        labels=["provider", "kind"],
+    )
+    success = GaugeMetricFamily(
+        "slamon_feed_last_success_timestamp_seconds",
+        "When the feed last answered a poll (Unix time); absent if it never has",
+        labels=["provider", "kind"],
+    )
+    query = (
+        select(Provider.slug, Feed.kind, Feed.last_polled_at, Feed.last_success_at)
+        .join(Provider)
+        .add_columns(Feed.consecutive_failures)
+        .where(Feed.enabled.is_(True))
+    )
+    for slug, kind, polled, succeeded, failures in session.execute(query):
+        if polled is not None:
+            up.add_metric([slug, kind], 0.0 if failures or succeeded is None else 1.0)
+        if succeeded is not None:
+            success.add_metric([slug, kind], succeeded.timestamp())
+    yield from (up, success)
+
+
+def _vantages(session: Session) -> Iterator[Metric]:
+    """Each probing vantage's agreement with the quorum, as the alert evaluator last judged."""
+    from monitor.probes.vantages import vantage_health
+
+    blind = GaugeMetricFamily(
+        "slamon_vantage_blind",
+        "1 while the vantage disagrees with the quorum on nearly every target (vantage_blind)",
+        labels=["vantage"],
+    )
+    disagreeing = GaugeMetricFamily(
+        "slamon_vantage_disagreeing_targets",
+        "Targets on which the vantage's verdict differs from the quorum's",
+        labels=["vantage"],
+    )
+    agreed = GaugeMetricFamily(
+        "slamon_vantage_last_agreed_timestamp_seconds",
+        "When the vantage last agreed with the quorum (Unix time)",
+        labels=["vantage"],
+    )
+    for v in vantage_health(session):
+        blind.add_metric([v.vantage], 1.0 if v.blind_since else 0.0)
+        disagreeing.add_metric([v.vantage], float(v.disagreeing))
+        if v.last_agreed_at is not None:
+            agreed.add_metric([v.vantage], v.last_agreed_at.timestamp())
+    yield from (blind, disagreeing, agreed)
 
 
 def _alerts(session: Session) -> Metric:

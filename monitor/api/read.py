@@ -423,6 +423,40 @@ def list_alerts(
     return _page(session, query, order, limit, offset, out)
 
 
+# --------------------------------------------------------------------------- vantages
+
+
+class VantageOut(BaseModel):
+    vantage: str
+    state: Literal["agrees", "disagrees", "blind"]
+    last_probe_at: datetime | None
+    targets: int
+    disagreeing: int
+    last_agreed_at: datetime | None
+    blind_since: datetime | None
+
+
+@router.get("/vantages", response_model=list[VantageOut], tags=["vantages"])
+def list_vantages(_token: ReadToken, session: DbSession) -> list[dict[str, Any]]:
+    """Every probing vantage as the alert evaluator last judged it: blind (it disagrees with
+    the quorum on nearly every target, for long enough: ``vantage_blind`` fires), disagreeing
+    (not yet that long, or on fewer targets) or agreeing."""
+    from monitor.probes.vantages import vantage_health
+
+    return [
+        {
+            "vantage": v.vantage,
+            "state": "blind" if v.blind_since else "disagrees" if v.disagreeing else "agrees",
+            "last_probe_at": v.last_probe_at,
+            "targets": v.targets,
+            "disagreeing": v.disagreeing,
+            "last_agreed_at": v.last_agreed_at,
+            "blind_since": v.blind_since,
+        }
+        for v in vantage_health(session)
+    ]
+
+
 # --------------------------------------------------------------------------- SLA
 
 

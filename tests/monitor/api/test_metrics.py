@@ -10,7 +10,16 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.config.models import TargetConfig
 from monitor.db.base import utcnow
-from monitor.db.models import Alert, Outage, ProbeRollup, TargetState, TaskStat
+from monitor.db.models import (
+    Alert,
+    Feed,
+    Outage,
+    ProbeRollup,
+    Provider,
+    TargetState,
+    TaskStat,
+    Vantage,
+)
 from monitor.liveness import bucket_start
 from monitor.sla.math import month_period
 from monitor.sla.policy import BUILTIN_POLICIES
@@ -150,3 +159,71 @@ def test_metrics_report_task_runs_durations_and_failures(
     assert got[("slamon_task_failures_total", task)] == 1
     assert got[("slamon_task_last_duration_seconds", task)] == 1.25
     assert got[("slamon_task_last_finished_timestamp_seconds", task)] == finished.timestamp()
+
+
+def test_metrics_tell_feed_health_and_never_call_an_unpolled_feed_up(
+    api: ApiClient, sessions: sessionmaker[Session]
+) -> None:
+    now = utcnow().replace(microsecond=0)
+    with sessions() as session, session.begin():
+        for slug, polled, succeeded, failures in (
+            ("fresh", now, now, 0),
+            ("failing", now, now - timedelta(hours=2), 7),
+            ("never", None, None, 0),
+        ):
+            provider = Provider(slug=slug, name=slug, source="config")
+            session.add(provider)
+            session.flush()
+            session.add(
+                Feed(
+                    provider_id=provider.id,
+                    kind="statuspage",
+                    url=f"http://{slug}.example/api/v2/incidents.json",
+                    last_polled_at=polled,
+                    last_success_at=succeeded,
+                    consecutive_failures=failures,
+                )
+            )
+    got = samples(api.get("/metrics").text)
+    feed = (("kind", "statuspage"), ("provider", "{}"))
+
+    def key(name: str, slug: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+        return name, tuple((k, v.format(slug)) for k, v in feed)
+
+    assert got[key("slamon_feed_up", "fresh")] == 1.0
+    assert got[key("slamon_feed_up", "failing")] == 0.0
+    assert key("slamon_feed_up", "never") not in got
+    assert (
+        got[key("slamon_feed_last_success_timestamp_seconds", "failing")]
+        == (now - timedelta(hours=2)).timestamp()
+    )
+    assert key("slamon_feed_last_success_timestamp_seconds", "never") not in got
+
+
+def test_metrics_tell_a_blind_vantage_apart(
+    api: ApiClient, sessions: sessionmaker[Session]
+) -> None:
+    now = utcnow().replace(microsecond=0)
+    with sessions() as session, session.begin():
+        session.add_all(
+            [
+                Vantage(name="east", targets=5, disagreeing=0, last_agreed_at=now, updated_at=now),
+                Vantage(
+                    name="west",
+                    targets=5,
+                    disagreeing=5,
+                    last_agreed_at=now - timedelta(minutes=9),
+                    disagreeing_since=now - timedelta(minutes=8),
+                    blind_since=now - timedelta(minutes=8),
+                    updated_at=now,
+                ),
+            ]
+        )
+    got = samples(api.get("/metrics").text)
+    assert got[("slamon_vantage_blind", (("vantage", "east"),))] == 0.0
+    assert got[("slamon_vantage_blind", (("vantage", "west"),))] == 1.0
+    assert got[("slamon_vantage_disagreeing_targets", (("vantage", "west"),))] == 5.0
+    assert (
+        got[("slamon_vantage_last_agreed_timestamp_seconds", (("vantage", "west"),))]
+        == (now - timedelta(minutes=9)).timestamp()
+    )

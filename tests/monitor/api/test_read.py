@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.config.models import TargetConfig
 from monitor.db.base import utcnow
-from monitor.db.models import Alert, Feed, Incident, Outage, Provider
+from monitor.db.models import Alert, Feed, Incident, Outage, Provider, Vantage
 from monitor.targets import upsert_target
 from tests.support import ApiClient
 
@@ -150,7 +150,7 @@ def seed(sessions: sessionmaker[Session]) -> None:
         session.commit()
 
 
-@pytest.mark.parametrize("path", [*ROUTES, "/api/v1/sla"])
+@pytest.mark.parametrize("path", [*ROUTES, "/api/v1/sla", "/api/v1/vantages"])
 def test_every_read_route_needs_a_token(api: ApiClient, path: str) -> None:
     response = api.get(path)
     assert response.status_code == 401
@@ -381,3 +381,37 @@ def test_report_months_out_of_range_are_422_not_500(api: Any, reader: dict[str, 
         response = api.get(f"/api/v1/reports/monthly?month={month}", headers=reader)
         assert response.status_code == 422, month
         assert "error" in response.json()
+
+
+def test_vantages_say_which_one_is_blind_and_when_each_last_agreed(
+    api: ApiClient, reader: dict[str, str], sessions: sessionmaker[Session]
+) -> None:
+    assert get(api, "/api/v1/vantages", reader).json() == []
+    with sessions() as session, session.begin():
+        session.add_all(
+            [
+                Vantage(name="east", targets=3, disagreeing=0, last_agreed_at=T0, updated_at=T0),
+                Vantage(name="north", targets=3, disagreeing=1, last_agreed_at=T0, updated_at=T0),
+                Vantage(
+                    name="west",
+                    last_probe_at=T0,
+                    targets=3,
+                    disagreeing=3,
+                    last_agreed_at=T0 - timedelta(minutes=9),
+                    disagreeing_since=T0 - timedelta(minutes=8),
+                    blind_since=T0 - timedelta(minutes=8),
+                    updated_at=T0,
+                ),
+            ]
+        )
+    body = get(api, "/api/v1/vantages", reader).json()
+    assert [(v["vantage"], v["state"]) for v in body] == [
+        ("east", "agrees"),
+        ("north", "disagrees"),
+        ("west", "blind"),
+    ]
+    west = body[2]
+    assert (west["blind_since"], west["last_agreed_at"]) == (
+        "2026-02-28T23:52:00Z",
+        "2026-02-28T23:51:00Z",
+    )
