@@ -124,6 +124,8 @@ def from_vantage(vantage: VantageHealth, at: datetime) -> Signal:
         f"{vantage.disagreeing} of {vantage.targets} targets (last agreed {agreed})"
         if blind
         else f"vantage {vantage.vantage} agrees with the quorum again"
+        if vantage.targets
+        else f"vantage {vantage.vantage} has stopped probing"
     )
     return Signal(
         "vantage_blind",
