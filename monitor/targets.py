@@ -3,20 +3,24 @@ into the database. Retiring keeps history; re-registering a retired name revives
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
-from monitor.config.models import Config, TargetConfig
+from monitor.config.models import Config, TargetConfig, policy_providers, provider_of
 from monitor.db.models import PRICE_DECIMALS, Target
 
 PROBE_COLUMNS = frozenset({"kind", "url", "interval_s"})  # a change makes the target due now
+_BUILTIN_PROVIDERS = policy_providers()
 
 
-def target_values(cfg: TargetConfig) -> dict[str, Any]:
-    """Column values for a target row from its validated config."""
+def target_values(cfg: TargetConfig, providers: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Column values for a target row from its validated config. A target without a provider
+    gets its SLA policy's (``providers``: policy name -> provider; the built-ins' by default)."""
+    providers = _BUILTIN_PROVIDERS if providers is None else providers
     settings = {
         "expect_status": cfg.expect_status,
         "expect_body": cfg.expect_body,
@@ -27,7 +31,7 @@ def target_values(cfg: TargetConfig) -> dict[str, Any]:
         "name": cfg.name,
         "kind": cfg.kind,
         "url": cfg.url,
-        "provider": cfg.provider,
+        "provider": provider_of(cfg.provider, cfg.sla, providers),
         "region": cfg.region,
         "zone": cfg.zone,
         "pool": cfg.pool,
@@ -43,20 +47,25 @@ def target_values(cfg: TargetConfig) -> dict[str, Any]:
     }
 
 
-def upsert_target(session: Session, cfg: TargetConfig, source: str) -> Target:
-    """Create or update the target named ``cfg.name``; a retired one comes back to life."""
+def upsert_target(
+    session: Session, cfg: TargetConfig, source: str, providers: Mapping[str, str] | None = None
+) -> Target:
+    """Create or update the target named ``cfg.name``; a retired one comes back to life.
+    ``providers`` names each SLA policy's provider (see :func:`target_values`)."""
     row = session.scalars(select(Target).where(Target.name == cfg.name)).one_or_none()
     if row is None:
         row = Target(name=cfg.name)
         session.add(row)
-    _apply(row, cfg, source)
+    _apply(row, cfg, source, providers)
     return row
 
 
-def _apply(row: Target, cfg: TargetConfig, source: str) -> bool:
+def _apply(
+    row: Target, cfg: TargetConfig, source: str, providers: Mapping[str, str] | None
+) -> bool:
     """Bring ``row`` in line with ``cfg``, setting only what differs (an unchanged target costs
     no UPDATE); whether anything did."""
-    wanted = target_values(cfg) | {"source": source, "retired_at": None}
+    wanted = target_values(cfg, providers) | {"source": source, "retired_at": None}
     changed = {k: v for k, v in wanted.items() if getattr(row, k, None) != v}
     if changed.keys() & PROBE_COLUMNS:
         changed["next_probe_at"] = None  # due now
@@ -79,6 +88,7 @@ def sync_config_targets(session: Session, config: Config, at: datetime) -> int:
     Returns how many targets it created, changed or retired.
     """
     wanted = {t.name: t for t in config.targets}
+    providers = policy_providers(config.sla_policies)  # the user's policies are known here
     _one_sync_at_a_time(session)
     mine = Target.source == "config"
     rows = {
@@ -91,7 +101,7 @@ def sync_config_targets(session: Session, config: Config, at: datetime) -> int:
         if row is None:
             row = Target(name=cfg.name)
             session.add(row)
-        touched += _apply(row, cfg, "config")
+        touched += _apply(row, cfg, "config", providers)
     for name, row in rows.items():
         if row.source == "config" and row.retired_at is None and name not in wanted:
             retire_target(session, row, at)

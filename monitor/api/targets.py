@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from monitor import tokens
 from monitor.api.auth import AdminToken, DbSession, ReadToken
+from monitor.api.deps import AppState, app_state
 from monitor.api.errors import ApiError, body_reader, error_responses, parse_body
 from monitor.config.loader import cross_check
 from monitor.config.models import Config, TargetConfig, TargetKind
@@ -213,6 +214,7 @@ def register_target(
     raw: Annotated[bytes, Depends(body_reader())],
     session: DbSession,
     response: Response,
+    state: Annotated[AppState, Depends(app_state)],
     heartbeat_token: bool = False,
 ) -> dict[str, Any]:
     """Create (201) or update (200) the target named in the body, with source ``api``; a
@@ -221,9 +223,11 @@ def register_target(
     With ``heartbeat_token=true`` the answer carries a fresh heartbeat token for the target,
     this once (any earlier one stops working). Any kind may have one: a training job can push
     heartbeats beside an HTTP probe of its instance.
+
+    Without a ``provider`` the target gets its SLA policy's; one that contradicts its policy's
+    provider is refused (422).
     """
-    cfg = parse_body(TargetConfig, raw)
-    _check(cfg)
+    cfg = _checked(parse_body(TargetConfig, raw), state.config)
     existed = find_target(session, cfg.name) is not None
     row = upsert_target(session, cfg, "api")
     plaintext = tokens.create_heartbeat_token(session, row) if heartbeat_token else None
@@ -232,13 +236,17 @@ def register_target(
     return {**target_out(row), "heartbeat_token": plaintext}
 
 
-def _check(cfg: TargetConfig) -> None:
-    """422 for what the model alone cannot see: the config file's cross-checks for one target
-    (e.g. an unknown SLA policy). Column sizes are the model's own limits."""
-    problems = [(loc[2:], message) for loc, message in cross_check(Config(targets=[cfg]))]
+def _checked(cfg: TargetConfig, config: Config) -> TargetConfig:
+    """``cfg`` as the config file would hold it (with its SLA policy's provider when it names
+    none; the file's own ``sla_policies`` count), or 422 for what the model alone cannot see:
+    the config file's cross-checks for one target (an unknown SLA policy, a provider that is
+    not the policy's). Column sizes are the model's own limits."""
+    alone = Config(targets=[cfg], sla_policies=config.sla_policies)
+    problems = [(loc[2:], m) for loc, m in cross_check(alone) if loc[0] == "targets"]
     if problems:
         errors = [{"type": "value_error", "loc": ("body", *loc), "msg": m} for loc, m in problems]
         raise RequestValidationError(errors)
+    return alone.targets[0]
 
 
 def _commit(session: Session, name: str) -> None:

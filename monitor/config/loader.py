@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from monitor.config.models import Config
+from monitor.config.models import Config, TargetConfig, policy_providers
 from monitor.errors import ConfigError
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -105,9 +105,22 @@ def cross_check(config: Config) -> Iterator[tuple[tuple[Any, ...], str]]:
         for j, name in enumerate(route.channels):
             if name not in channel_names:
                 yield ("routes", i, "channels", j), f"no channel named {name!r}"
+    providers = policy_providers(config.sla_policies)
     for i, target in enumerate(config.targets):
         if target.sla is not None and target.sla not in known_policies:
             yield ("targets", i, "sla"), f"unknown SLA policy {target.sla!r}"
+        elif (
+            target.provider and providers.get(target.sla or "", target.provider) != target.provider
+        ):
+            yield ("targets", i, "provider"), _contradiction(target, providers[target.sla or ""])
+
+
+def _contradiction(target: TargetConfig, policy_provider: str) -> str:
+    return (
+        f"target {target.name!r} names provider {target.provider!r}, but its SLA policy "
+        f"{target.sla!r} belongs to provider {policy_provider!r} (leave provider out, or "
+        f"choose a policy of {target.provider!r})"
+    )
 
 
 def _user_policy_name(raw: dict[str, Any]) -> str:

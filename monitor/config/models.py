@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
@@ -278,5 +279,54 @@ class Config(Strict):
     alerts: AlertsConfig = AlertsConfig()
     schedule: ScheduleConfig = ScheduleConfig()
 
+    @model_validator(mode="before")
+    @classmethod
+    def _providers_from_policies(cls, data: Any) -> Any:
+        """A target with an SLA policy and no provider is on the policy's provider (every
+        policy names one), so its credits and impact are counted under that provider."""
+        if not isinstance(data, dict) or not isinstance(data.get("targets"), list):
+            return data
+        raw_policies = data.get("sla_policies")
+        providers = policy_providers(raw_policies if isinstance(raw_policies, list) else ())
+        return {**data, "targets": [_with_provider(t, providers) for t in data["targets"]]}
+
     def target(self, name: str) -> TargetConfig | None:
         return next((t for t in self.targets if t.name == name), None)
+
+
+def policy_providers(sla_policies: Iterable[Any] = ()) -> dict[str, str]:
+    """The provider of each SLA policy by name: the built-ins', then the user's own
+    ``sla_policies`` (which may take a built-in's name). A user policy that does not validate
+    is left out; the loader's cross-check reports it."""
+    from monitor.sla.policy import BUILTIN_POLICIES, policy_from_config
+
+    providers = {name: policy.provider for name, policy in BUILTIN_POLICIES.items()}
+    for raw in sla_policies:
+        try:
+            policy = policy_from_config(raw)
+        except (TypeError, ValueError):
+            continue
+        providers[policy.name] = policy.provider
+    return providers
+
+
+def provider_of(provider: str | None, sla: str | None, providers: Mapping[str, str]) -> str | None:
+    """A target's provider: its own, or else its SLA policy's (None without either)."""
+    return provider or providers.get(sla or "", provider)
+
+
+def _with_provider(target: Any, providers: Mapping[str, str]) -> Any:
+    """A raw or validated target with its policy's provider filled in where it names none."""
+    if isinstance(target, TargetConfig):
+        wanted = provider_of(target.provider, target.sla, providers)
+        return (
+            target if wanted == target.provider else target.model_copy(update={"provider": wanted})
+        )
+    if (
+        isinstance(target, dict)
+        and not target.get("provider")
+        and isinstance(target.get("sla"), str)
+    ):
+        wanted = providers.get(target["sla"])
+        return {**target, "provider": wanted} if wanted else target
+    return target

@@ -43,7 +43,7 @@ ACCOUNTING_VERSION = 1
 def assemble(
     inputs: ReportInputs, policies: Mapping[str, SlaPolicy], generated_at: datetime
 ) -> MonthlyReport:
-    alive = [t for t in inputs.targets if t.lifetime is not None]
+    alive = [_on_policy_provider(t, policies) for t in inputs.targets if t.lifetime is not None]
     region_spans = _region_downtime(alive, policies)
     facts = EventIndex(_outage_facts(alive))
     incidents = [_incident_fact(i, inputs.period.end) for i in inputs.incidents]
@@ -72,6 +72,15 @@ def assemble(
 
 
 # --------------------------------------------------------------------------- targets
+
+
+def _on_policy_provider(target: TargetInput, policies: Mapping[str, SlaPolicy]) -> TargetInput:
+    """A target stored without a provider is on its SLA policy's (every policy names one): its
+    credit is owed by that provider, and its impact is counted there."""
+    policy = policies.get(target.sla or "")
+    if target.provider or policy is None:
+        return target
+    return replace(target, provider=policy.provider)
 
 
 @lru_cache(maxsize=8192)  # each is asked for several times per target and report
@@ -108,6 +117,7 @@ def _target_report(
     reach, usable = _spans(target, "reachable"), _spans(target, "usable")
     counted = _counted(target, policy, region_spans)
     uptime = uptime_pct(counted, period, unknown)
+    credit = credit_pct(uptime, policy) if policy and uptime is not None else 0.0
     hours_lost = _seconds(usable or reach) / HOUR
     return TargetReport(
         name=target.name,
@@ -125,7 +135,9 @@ def _target_report(
         usable_downtime_s=_seconds(usable),
         uptime_pct=uptime,
         target_pct=policy.target_pct if policy else None,
-        credit_pct=credit_pct(uptime, policy) if policy and uptime is not None else 0.0,
+        credit_pct=credit,
+        # the credit is a share of what the target cost while it existed in the period
+        credit_amount=credit / 100 * target.hourly_price * period.total_seconds() / HOUR,
         gpu_hours_lost=hours_lost * target.gpus,
         cost_lost=hours_lost * target.hourly_price,
         outages=tuple(_evidence(target, policy, facts, incidents, watched, providers)),
@@ -255,9 +267,7 @@ def _provider(
     known = sum(r.observed_s for _, r in rows)
     counted = sum(r.sla_downtime_s for _, r in rows)
     spend = sum(r.hourly_price * (r.observed_s + r.unknown_s) / HOUR for _, r in rows)
-    credit = sum(
-        r.credit_pct / 100 * r.hourly_price * (r.observed_s + r.unknown_s) / HOUR for _, r in rows
-    )
+    credit = sum(r.credit_amount for _, r in rows)
     gpu_hours = sum(r.gpus * (r.observed_s + r.unknown_s) / HOUR for _, r in rows)
     lost = sum(r.gpu_hours_lost for _, r in rows)
     incidents = [

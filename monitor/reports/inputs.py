@@ -4,11 +4,13 @@ windows, never raw probe rows), as plain values for the pure assembly step."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.selectable import ScalarSelect
 
 from monitor.alerts.routing import windows_for
 from monitor.config.models import Config, MaintenanceConfig
@@ -72,14 +74,14 @@ def gather(session: Session, month: str, now: datetime, config: Config) -> Repor
         from monitor.errors import SlamonError
 
         raise SlamonError(f"{month} has not started yet")
-    rows = list(session.scalars(_targets_alive_in(period)))
-    ids = [t.id for t in rows]
+    rows = list(session.execute(_targets_alive_in(period)))
+    ids = [t.id for t, _ in rows]
     observed = _observed(session, ids, period)
     outages = _outages(session, ids, period)
     maintenance = _maintenance(session, period)
     targets = tuple(
-        _target(t, period, observed[t.id], outages[t.id], maintenance, config.maintenance)
-        for t in rows
+        _target(t, born, period, observed[t.id], outages[t.id], maintenance, config.maintenance)
+        for t, born in rows
     )
     providers = {p.slug: p for p in session.scalars(select(Provider))}
     return ReportInputs(
@@ -94,10 +96,39 @@ def gather(session: Session, month: str, now: datetime, config: Config) -> Repor
     )
 
 
-def _targets_alive_in(period: Span):  # type: ignore[no-untyped-def]
+def _first_observed() -> ScalarSelect[datetime]:
+    """Per target row (correlated): the start of its earliest observed window, any source
+    (probe coverage or imported history); NULL without one."""
     return (
-        select(Target)
-        .where(Target.created_at < period.end)
+        select(func.min(ObservedWindow.start))
+        .where(ObservedWindow.target_id == Target.id)
+        .correlate(Target)
+        .scalar_subquery()
+    )
+
+
+def born(created_at: datetime, first_observed_at: datetime | None) -> datetime:
+    """When a target starts to exist for the SLA figures: its registration, or its earliest
+    observed window when that is earlier (history imported for months before slamon knew the
+    target counts as observed, and as existing, over the imported window)."""
+    if first_observed_at is None:
+        return created_at
+    return min(created_at, first_observed_at)
+
+
+def lifetime_starts(session: Session, ids: Sequence[int]) -> dict[int, datetime]:
+    """:func:`born` of each target in ``ids``, in one query (what month-to-date figures
+    outside the report need, e.g. the SLA breach alert and the uptime metric)."""
+    query = select(Target.id, Target.created_at, _first_observed()).where(Target.id.in_(ids))
+    return {i: born(created, first) for i, created, first in session.execute(query)}
+
+
+def _targets_alive_in(period: Span):  # type: ignore[no-untyped-def]
+    """(target, earliest observed-window start) for every target that existed in ``period``."""
+    first = _first_observed()
+    return (
+        select(Target, first)
+        .where(or_(Target.created_at < period.end, first < period.end))
         .where(or_(Target.retired_at.is_(None), Target.retired_at > period.start))
         .order_by(Target.name)
     )
@@ -143,13 +174,14 @@ def _maintenance(session: Session, period: Span) -> list[MaintenanceWindow]:
 
 def _target(
     row: Target,
+    first_observed_at: datetime | None,
     period: Span,
     observed: list[Span],
     outages: list[tuple[str, Span, bool]],
     stored: list[MaintenanceWindow],
     configured: list[MaintenanceConfig],
 ) -> TargetInput:
-    start = max(period.start, row.created_at)
+    start = max(period.start, born(row.created_at, first_observed_at))
     end = min(period.end, row.retired_at) if row.retired_at else period.end
     lifetime = Span(start, end) if end > start else None
     labels = {

@@ -42,6 +42,7 @@ class TargetReport:
     uptime_pct: float | None  # as the policy counts it; None without data
     target_pct: float | None
     credit_pct: float
+    credit_amount: float  # credit_pct of what the target cost in the period (its own credit)
     gpu_hours_lost: float
     cost_lost: float
     outages: tuple[OutageRow, ...] = ()

@@ -29,6 +29,8 @@ from monitor.reports.model import (
 NONE = "—"
 NO_DATA = "no data"
 OPEN = "open"
+NO_PROVIDER = "(no provider)"
+HOUR = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,13 +160,19 @@ def summary(report: MonthlyReport) -> list[tuple[str, str]]:
     breaches = sum(status(t.uptime_pct, t.target_pct)[1] == "bad" for t in report.targets)
     open_outages = sum(o.end is None for t in report.targets for o in t.outages)
     return [
-        (in_currency("Credit owed", report), money(sum(p.credit_amount for p in report.providers))),
+        (in_currency("Credit owed", report), money(credit_owed(report))),
         ("GPU-hours lost", hours(sum(t.gpu_hours_lost for t in report.targets))),
         (in_currency("Money lost", report), money(sum(t.cost_lost for t in report.targets))),
         ("Targets below SLA", f"{breaches} of {len(report.targets)}"),
         ("Targets without data", str(sum(t.uptime_pct is None for t in report.targets))),
         ("Outages", f"{sum(len(t.outages) for t in report.targets)} ({open_outages} open)"),
     ]
+
+
+def credit_owed(report: MonthlyReport) -> float:
+    """The month's credits: each target's own (its credit % of what it cost in the month), so
+    a target counts whether or not it names a provider."""
+    return sum(t.credit_amount for t in report.targets)
 
 
 def scorecard(report: MonthlyReport) -> Table:
@@ -246,6 +254,7 @@ def provider_sla(report: MonthlyReport) -> Table:
 
 
 def training_impact(report: MonthlyReport) -> Table:
+    """Per provider, then one row for the targets that name none (their hours are lost too)."""
     lost: dict[str, float] = {}
     for t in report.targets:
         lost[t.provider or ""] = lost.get(t.provider or "", 0.0) + t.cost_lost
@@ -260,6 +269,12 @@ def training_impact(report: MonthlyReport) -> Table:
         )
         for p in ranked(report.providers)
     ]
+    listed = {p.slug for p in report.providers}
+    unlisted: dict[str, list[TargetReport]] = {}
+    for t in report.targets:
+        if t.provider not in listed:
+            unlisted.setdefault(t.provider or NO_PROVIDER, []).append(t)
+    rows.extend(_impact_of(label, members) for label, members in sorted(unlisted.items()))
     cols = [
         Column("Provider", width=1.6),
         Column(in_currency("Spend", report), True),
@@ -270,6 +285,23 @@ def training_impact(report: MonthlyReport) -> Table:
     ]
     caption = "GPU-hours lost = outage duration × GPUs; money lost = GPU-hours lost × price."
     return _table("impact", "Training impact", cols, rows, (), caption)
+
+
+def _impact_of(label: str, members: Sequence[TargetReport]) -> tuple[Cell, ...]:
+    """Training impact of targets that no provider row counts (most often: they name no
+    provider), figured as a provider's is."""
+    spend = sum(t.hourly_price * (t.observed_s + t.unknown_s) / HOUR for t in members)
+    gpu_hours = sum(t.gpus * (t.observed_s + t.unknown_s) / HOUR for t in members)
+    lost = sum(t.gpu_hours_lost for t in members)
+    available = gpu_hours - lost
+    return (
+        label,
+        money(spend),
+        hours(gpu_hours),
+        hours(lost),
+        money(sum(t.cost_lost for t in members)),
+        money(spend / available if available > 0 else None),
+    )
 
 
 def targets(report: MonthlyReport) -> Table:

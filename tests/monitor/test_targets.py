@@ -123,3 +123,57 @@ def test_every_probe_change_makes_the_target_due(session: Session, field: str) -
     sync_config_targets(session, config(http("a") | change), T0)
     session.flush()
     assert by_name(session)["a"].next_probe_at is None
+
+
+def test_a_target_without_a_provider_is_stored_with_its_sla_policys_provider(
+    session: Session,
+) -> None:
+    wanted = Config.model_validate(
+        {
+            "sla_policies": [{"name": "lambda-gpu", "provider": "lambda", "target_pct": 99.9}],
+            "targets": [
+                http("ec2", sla="aws-ec2-instance"),
+                http("vm", sla="gcp-compute-single-vm"),
+                http("gpu", sla="lambda-gpu"),
+                http("bare"),
+            ],
+        }
+    )
+    sync_config_targets(session, wanted, T0)
+    session.flush()
+    assert {n: t.provider for n, t in by_name(session).items()} == {
+        "ec2": "aws",
+        "vm": "gcp",
+        "gpu": "lambda",
+        "bare": None,
+    }
+
+
+def test_a_target_stored_before_without_a_provider_gets_it_at_the_next_sync(
+    session: Session,
+) -> None:
+    sync_config_targets(session, config(http("ec2", sla="aws-ec2-instance")), T0)
+    session.flush()
+    by_name(session)["ec2"].provider = None  # as syncs wrote it before targets took their
+    session.flush()  # policy's provider
+    assert sync_config_targets(session, config(http("ec2", sla="aws-ec2-instance")), T0) == 1
+    assert by_name(session)["ec2"].provider == "aws"
+
+
+def test_sync_fills_in_the_provider_even_for_a_config_that_skipped_validation(
+    session: Session,
+) -> None:
+    cfg = TargetConfig.model_validate(http("gpu", sla="lambda-gpu"))
+    user = [{"name": "lambda-gpu", "provider": "lambda", "target_pct": 99.9}]
+    wanted = Config.model_construct(targets=[cfg], sla_policies=user)
+    assert wanted.targets[0].provider is None
+    sync_config_targets(session, wanted, T0)
+    assert by_name(session)["gpu"].provider == "lambda"
+
+
+def test_upserting_one_target_fills_in_a_built_in_policys_provider(session: Session) -> None:
+    cfg = TargetConfig.model_validate(http("vm", sla="azure-vm-single-premium"))
+    assert upsert_target(session, cfg, "api").provider == "azure"
+    user = {"lambda-gpu": "lambda"}
+    cfg = TargetConfig.model_validate(http("gpu", sla="lambda-gpu"))
+    assert upsert_target(session, cfg, "api", user).provider == "lambda"

@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from monitor.config import parse_config
 from monitor.config.models import TargetConfig
 from monitor.db.models import Heartbeat, Target
 from tests.support import ApiClient
@@ -163,6 +164,19 @@ def test_a_heartbeat_token_is_shown_once_on_request(
             {**TRAINER, "sla": "best-effort"},
             [("body", "sla", "unknown SLA policy 'best-effort'")],
             id="unknown-sla-policy",
+        ),
+        pytest.param(
+            {**TRAINER, "provider": "gcp"},
+            [
+                (
+                    "body",
+                    "provider",
+                    "target 'trainer-0' names provider 'gcp', but its SLA policy "
+                    "'aws-ec2-instance' belongs to provider 'aws' (leave provider out, or choose "
+                    "a policy of 'gcp')",
+                )
+            ],
+            id="provider-contradicts-policy",
         ),
         pytest.param(
             {"name": "x", "kind": "ftp"},
@@ -369,3 +383,42 @@ def test_registering_a_retired_name_brings_it_back_as_an_update(
     assert response.status_code == 200
     assert response.json()["retired_at"] is None
     assert names(api.get("/api/v1/targets", headers=reader)) == ["job"]
+
+
+# --------------------------------------------------------------------------- policy providers
+
+BARE = {k: v for k, v in TRAINER.items() if k != "provider"}
+
+
+@pytest.mark.parametrize(
+    ("sla", "provider"),
+    [
+        ("aws-ec2-instance", "aws"),
+        ("gcp-compute-single-vm", "gcp"),
+        ("azure-vm-single-premium", "azure"),
+    ],
+)
+def test_a_target_registered_without_a_provider_gets_its_policys(
+    api: ApiClient, admin: dict[str, str], sla: str, provider: str
+) -> None:
+    response: Any = register(api, admin, {**BARE, "sla": sla})
+    assert response.status_code == 201, response.text
+    assert response.json()["provider"] == provider
+
+
+def test_the_configs_own_sla_policies_name_the_provider_of_an_api_target(
+    api: ApiClient, admin: dict[str, str], reader: dict[str, str]
+) -> None:
+    api.app.state.slamon.config = parse_config(  # type: ignore[attr-defined]
+        "sla_policies:\n  - {name: lambda-gpu, provider: lambda, target_pct: 99.9}\n"
+    )
+    response: Any = register(api, admin, {**BARE, "sla": "lambda-gpu"})
+    assert response.status_code == 201, response.text
+    assert response.json()["provider"] == "lambda"
+    listed = api.get("/api/v1/targets", headers=reader, params={"provider": "lambda"})
+    assert names(listed) == ["trainer-0"]
+    refused: Any = register(api, admin, {**TRAINER, "sla": "lambda-gpu"})
+    assert [m for _, _, m in details(refused)] == [
+        "target 'trainer-0' names provider 'aws', but its SLA policy 'lambda-gpu' belongs to "
+        "provider 'lambda' (leave provider out, or choose a policy of 'aws')"
+    ]

@@ -6,6 +6,7 @@ import pytest
 
 from monitor.config import load_config, parse_config
 from monitor.config.durations import format_duration, parse_duration
+from monitor.config.models import Config, TargetConfig
 from monitor.errors import ConfigError
 
 DESIGN_EXAMPLE = """
@@ -133,6 +134,27 @@ def test_a_default_in_the_reference_is_used_when_the_variable_is_unset(
             id="unknown-sla",
         ),
         pytest.param(
+            "targets:\n  - {name: x, kind: http, url: 'http://h/', provider: gcp,"
+            " sla: aws-ec2-instance}\n",
+            [
+                "targets[0].provider (line 2): target 'x' names provider 'gcp', but its SLA "
+                "policy 'aws-ec2-instance' belongs to provider 'aws' (leave provider out, or "
+                "choose a policy of 'gcp')"
+            ],
+            id="provider-contradicts-builtin-policy",
+        ),
+        pytest.param(
+            "sla_policies:\n  - {name: lambda-gpu, provider: lambda, target_pct: 99.9}\n"
+            "targets:\n  - {name: x, kind: http, url: 'http://h/', provider: aws,"
+            " sla: lambda-gpu}\n",
+            [
+                "targets[0].provider (line 4): target 'x' names provider 'aws', but its SLA "
+                "policy 'lambda-gpu' belongs to provider 'lambda' (leave provider out, or "
+                "choose a policy of 'aws')"
+            ],
+            id="provider-contradicts-user-policy",
+        ),
+        pytest.param(
             "maintenance:\n  - {name: m, start: 2026-01-01T00:00:00, end: 2026-01-02T00:00:00Z}\n",
             ["maintenance[0].start (line 2): Input should have timezone info"],
             id="naive-maintenance-time",
@@ -196,3 +218,46 @@ def test_unreadable_durations_are_refused(text: object) -> None:
 )
 def test_durations_format_shortly(seconds: float, text: str) -> None:
     assert format_duration(seconds) == text
+
+
+POLICY_TARGETS = """
+sla_policies:
+  - {name: lambda-gpu, provider: lambda, target_pct: 99.9}
+  - {name: aws-ec2-instance, provider: aws-gov, target_pct: 99.5}
+targets:
+  - {name: ec2, kind: tcp, url: 'tcp://h:22', sla: aws-ec2-instance}
+  - {name: vm, kind: tcp, url: 'tcp://h:22', sla: gcp-compute-single-vm}
+  - {name: azure, kind: tcp, url: 'tcp://h:22', sla: azure-vm-single-premium}
+  - {name: gpu, kind: tcp, url: 'tcp://h:22', sla: lambda-gpu}
+  - {name: named, kind: tcp, url: 'tcp://h:22', sla: gcp-compute-single-vm, provider: gcp}
+  - {name: bare, kind: tcp, url: 'tcp://h:22'}
+"""
+
+
+def test_a_target_without_a_provider_gets_its_sla_policys_provider() -> None:
+    config = parse_config(POLICY_TARGETS)
+    assert {t.name: t.provider for t in config.targets} == {
+        "ec2": "aws-gov",  # the user's policy of that name replaces the built-in
+        "vm": "gcp",
+        "azure": "azure",
+        "gpu": "lambda",
+        "named": "gcp",
+        "bare": None,
+    }
+
+
+def test_a_config_built_in_code_gets_the_policy_provider_too() -> None:
+    target = TargetConfig(name="x", kind="tcp", url="tcp://h:22", sla="aws-ec2-instance")
+    assert target.provider is None  # alone, a target knows no user policies
+    assert Config(targets=[target]).targets[0].provider == "aws"
+    user = [{"name": "aws-ec2-instance", "provider": "aws-gov", "target_pct": 99.5}]
+    assert Config(targets=[target], sla_policies=user).targets[0].provider == "aws-gov"
+
+
+def test_a_provider_that_contradicts_a_user_override_of_a_built_in_is_refused() -> None:
+    text = POLICY_TARGETS.replace("sla: aws-ec2-instance}", "sla: aws-ec2-instance, provider: aws}")
+    assert problems_of(text) == [
+        "targets[0].provider (line 6): target 'ec2' names provider 'aws', but its SLA policy "
+        "'aws-ec2-instance' belongs to provider 'aws-gov' (leave provider out, or choose a "
+        "policy of 'aws')"
+    ]

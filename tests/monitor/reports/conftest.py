@@ -61,6 +61,7 @@ def target(name: str, provider: str, **fields: Any) -> TargetReport:
         "uptime_pct": 100.0,
         "target_pct": 99.5,
         "credit_pct": 0.0,
+        "credit_amount": 0.0,
         "gpu_hours_lost": 0.0,
         "cost_lost": 0.0,
     }
@@ -104,6 +105,8 @@ def small_report() -> MonthlyReport:
         gpu_hours_lost=1 / 3,
         cost_lost=1234.5678901234567,
         hourly_price=0.1 + 0.2,
+        credit_pct=10.0,  # the provider's credit is its targets' credits
+        credit_amount=0.1 + 0.2,
         outages=(
             OutageRow(
                 at("2025-06-30T22:47:13Z"), None, 4367.0, 4367.0, "gpu_hardware", series="usable"
