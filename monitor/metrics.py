@@ -29,6 +29,7 @@ from monitor.db.models import (
     TargetState,
     TaskStat,
 )
+from monitor.reports.inputs import lifetime_starts
 from monitor.sla.intervals import Span, clip, merge, total
 from monitor.sla.math import budget_left, month_period
 from monitor.sla.policy import BUILTIN_POLICIES, SlaPolicy
@@ -88,9 +89,10 @@ def _targets(
             family = up if series == "reachable" else usable
             family.add_metric(_labels(targets[target_id]), STATE_VALUE[state])
     month = month_period(f"{now:%Y-%m}")
+    born = lifetime_starts(session, list(targets))  # imported history counts as its life
     for target_id, spans in _month_outages(session, list(targets), month.start, now).items():
         target = targets[target_id]
-        start = max(month.start, target.created_at)
+        start = max(month.start, born[target_id])
         if now > start:
             down = total(merge(clip(spans, start, now))).total_seconds()
             uptime.add_metric(_labels(target), 1 - down / (now - start).total_seconds())

@@ -140,6 +140,7 @@ def _vantage_signals(session: Session, config: Config, now: datetime) -> list[Si
 
 
 def _sla_signals(session: Session, config: Config, now: datetime) -> list[Signal]:
+    from monitor.reports.inputs import lifetime_starts
     from monitor.reports.service import policies_for
 
     policies = policies_for(config)
@@ -154,10 +155,12 @@ def _sla_signals(session: Session, config: Config, now: datetime) -> list[Signal
     spans = _outage_spans(session, [t.id for t in targets], since, now)
     ids = [t.id for t in targets]
     samples = {w.short: _samples(session, ids, now - w.short) for w in pairs}
+    born = lifetime_starts(session, ids)  # imported history counts as the target's life
     signals = []
     for t in targets:
-        facts = TargetFacts(t.name, t.kind, t.provider, t.region, t.zone, t.pool)
         policy = policies[t.sla_policy or ""]
+        provider = t.provider or policy.provider  # rows stored before providers were inferred
+        facts = TargetFacts(t.name, t.kind, provider, t.region, t.zone, t.pool)
         mine = spans.get(t.id, [])
         windows = [
             Span(w.start, w.end) for w in windows_for(target_labels(facts), config.maintenance)
@@ -166,7 +169,7 @@ def _sla_signals(session: Session, config: Config, now: datetime) -> list[Signal
         signals.append(
             burn_signal(facts, policy, mine, now, counts, config.alerts.burn_min_samples, pairs)
         )
-        signals.append(breach_signal(facts, policy, mine, windows, t.created_at, now))
+        signals.append(breach_signal(facts, policy, mine, windows, born[t.id], now))
     return signals
 
 

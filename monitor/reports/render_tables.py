@@ -80,7 +80,7 @@ def number(value: float | None) -> str:
     """A setting as written (``99.99``, ``10``), for targets and credit percentages."""
     if value is None:
         return NONE
-    text = repr(float(value))
+    text = repr(round(float(value), 3))  # a fleet-weighted credit is no exact setting
     return text.removesuffix(".0")
 
 
