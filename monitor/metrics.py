@@ -161,17 +161,17 @@ def _open_incidents(session: Session) -> Metric:
         "Open provider incidents touching your regions/components",
         labels=["provider"],
     )
+    # the condition sits in the join, so a provider whose incidents are all closed reads 0
+    # instead of vanishing from the scrape
+    open_relevant = (
+        (Incident.provider_id == Provider.id)
+        & Incident.resolved_at.is_(None)
+        & Incident.relevant.is_(True)
+        & Incident.is_maintenance.is_(False)
+    )
     query = (
         select(Provider.slug, func.count(Incident.id))
-        .join(Incident, isouter=True)
-        .where(
-            (Incident.id.is_(None))
-            | (
-                (Incident.resolved_at.is_(None))
-                & Incident.relevant.is_(True)
-                & Incident.is_maintenance.is_(False)
-            )
-        )
+        .join(Incident, open_relevant, isouter=True)
         .group_by(Provider.slug)
     )
     for slug, count in session.execute(query):

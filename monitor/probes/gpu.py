@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -251,9 +251,18 @@ class GpuMemory:
     ecc_dbe_aggregate: int | None = None
     uncorrectable_remapped_rows: int | None = None
     throttle_streak: int = 0  # consecutive scrapes with a throttle bit set, this one included
+    # A fatal XID or ECC double-bit error is an event the exporter shows once, but the GPU stays
+    # broken until it is reset: the fault is remembered (``fault``: its reason; ``fault_kind``:
+    # ``xid`` or ``ecc``) until a reset shows — the XID code back at 0, the volatile ECC count
+    # falling — or, where no volatile count is exported, ``fault_hold_scrapes`` clean scrapes.
+    fault: str | None = None
+    fault_kind: str | None = None
+    fault_scrapes: int = 0  # scrapes since the fault was first seen
 
 
 _MEMORY_INTS = ("xid", "ecc_dbe_volatile", "ecc_dbe_aggregate", "uncorrectable_remapped_rows")
+_MEMORY_REST = ("throttle_streak", "fault", "fault_kind", "fault_scrapes")
+FAULT_KINDS = ("xid", "ecc")
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,7 +282,7 @@ class GpuCounters:
         return {
             "version": 1,
             "gpus": {
-                m.key: {name: getattr(m, name) for name in (*_MEMORY_INTS, "throttle_streak")}
+                m.key: {name: getattr(m, name) for name in (*_MEMORY_INTS, *_MEMORY_REST)}
                 for m in self.gpus
             },
         }
@@ -293,10 +302,21 @@ def _memory_from_json(key: object, entry: object) -> GpuMemory:
     if not isinstance(key, str) or not isinstance(entry, dict):
         raise ValueError(f"unreadable GPU counters: bad entry for {key!r}")
     ints = {name: entry.get(name) for name in _MEMORY_INTS}
-    streak = entry.get("throttle_streak", 0)
-    if not all(v is None or _is_int(v) for v in ints.values()) or not _is_int(streak):
+    streak, held = entry.get("throttle_streak", 0), entry.get("fault_scrapes", 0)
+    known = all(v is None or _is_int(v) for v in ints.values())
+    if not (known and _is_int(streak) and _is_int(held)):
         raise ValueError(f"unreadable GPU counters: non-integer value for {key!r}")
-    return GpuMemory(key, **ints, throttle_streak=max(streak, 0))
+    fault, kind = entry.get("fault"), entry.get("fault_kind")
+    if fault is not None and (not isinstance(fault, str) or kind not in FAULT_KINDS):
+        raise ValueError(f"unreadable GPU counters: bad fault for {key!r}")
+    return GpuMemory(
+        key,
+        **ints,
+        throttle_streak=max(streak, 0),
+        fault=fault,
+        fault_kind=kind if fault is not None else None,
+        fault_scrapes=max(held, 0) if fault is not None else 0,
+    )
 
 
 def _is_int(value: object) -> bool:
@@ -312,6 +332,7 @@ class GpuThresholds:
     throttle_scrapes: int = 3  # a throttle bit in this many consecutive scrapes: not usable
     throttle_reasons: int = THROTTLE_REASONS  # the clock-event bits that count as throttling
     fatal_xids: frozenset[int] = frozenset(FATAL_XIDS)
+    fault_hold_scrapes: int = 60  # a fault with no reset to watch for clears after this many
 
 
 DEFAULT_THRESHOLDS = GpuThresholds()
@@ -335,6 +356,7 @@ Severity = Literal["warning", "unusable", "fatal"]
 class _Finding:
     severity: Severity
     reason: str
+    kind: str | None = None  # xid | ecc: a fault that holds until the GPU is reset
 
 
 def assess(
@@ -393,12 +415,41 @@ def _assess_gpu(
     reading: GpuReading, before: GpuMemory, name: str, thresholds: GpuThresholds
 ) -> tuple[GpuMemory, list[_Finding]]:
     streak, throttle = _throttle(reading, before, name, thresholds)
-    findings = [
-        *_faults(reading, before, name, thresholds),
-        *throttle,
-        *_temperature(reading, name, thresholds),
+    events = _faults(reading, before, name, thresholds)
+    held, kept = _held_fault(reading, before, events, thresholds)
+    findings = [*events, *kept, *throttle, *_temperature(reading, name, thresholds)]
+    return replace(_remember(reading, before, streak), **held), findings
+
+
+def _held_fault(
+    reading: GpuReading, before: GpuMemory, events: list[_Finding], thresholds: GpuThresholds
+) -> tuple[dict[str, Any], list[_Finding]]:
+    """The fault to remember after this scrape, and the finding it still makes.
+
+    A new fatal XID or ECC event starts a fault; a remembered one holds (and is reported again,
+    so confirmation re-probes and later scrapes see the GPU as broken) until the GPU shows a
+    reset, or ``thresholds.fault_hold_scrapes`` scrapes where no reset can be seen.
+    """
+    fresh = [f for f in events if f.severity == "fatal" and f.kind in FAULT_KINDS]
+    if fresh:
+        first = fresh[0]
+        return {"fault": first.reason, "fault_kind": first.kind, "fault_scrapes": 1}, []
+    clear: dict[str, Any] = {"fault": None, "fault_kind": None, "fault_scrapes": 0}
+    if before.fault is None or _was_reset(reading, before, thresholds):
+        return clear, []
+    held = {"fault": before.fault, "fault_kind": before.fault_kind}
+    return {**held, "fault_scrapes": before.fault_scrapes + 1}, [
+        _Finding("fatal", before.fault, before.fault_kind)
     ]
-    return _remember(reading, before, streak), findings
+
+
+def _was_reset(reading: GpuReading, before: GpuMemory, thresholds: GpuThresholds) -> bool:
+    if before.fault_kind == "xid":
+        return reading.xid == 0  # the exporter shows 0 again after a reset or reboot
+    volatile, then = reading.ecc_dbe_volatile, before.ecc_dbe_volatile
+    if volatile is not None and then is not None:
+        return volatile < then  # the volatile count starts again from 0 after a reset
+    return before.fault_scrapes >= thresholds.fault_hold_scrapes
 
 
 def _faults(
@@ -409,13 +460,13 @@ def _faults(
     xid = _xid_event(before.xid, reading.xid)
     if xid is not None:
         severity: Severity = "fatal" if xid in thresholds.fatal_xids else "warning"
-        findings.append(_Finding(severity, f"XID {xid} on {name}"))
+        findings.append(_Finding(severity, f"XID {xid} on {name}", "xid"))
     dbe = max(
         _increase(before.ecc_dbe_volatile, reading.ecc_dbe_volatile),
         _increase(before.ecc_dbe_aggregate, reading.ecc_dbe_aggregate),
     )
     if dbe:
-        findings.append(_Finding("fatal", f"ECC double-bit errors +{dbe} on {name}"))
+        findings.append(_Finding("fatal", f"ECC double-bit errors +{dbe} on {name}", "ecc"))
     if reading.row_remap_failure:  # a state, not an event: it holds until the GPU is serviced
         findings.append(_Finding("fatal", f"row remap failure on {name}"))
     rows = _increase(before.uncorrectable_remapped_rows, reading.uncorrectable_remapped_rows)

@@ -17,7 +17,7 @@ from monitor.config.models import ProbesConfig
 from monitor.db.base import utcnow
 from monitor.db.dialect import update_many
 from monitor.db.engine import READ_ONLY
-from monitor.db.models import Heartbeat, Target
+from monitor.db.models import Heartbeat, Target, TargetState
 from monitor.probes.loop import ProbeLoop
 from monitor.probes.model import ProbeResult, ProbeTarget
 from monitor.probes.runner import probe_client, probe_many, probe_one
@@ -287,10 +287,13 @@ def _judge(session: Session, target: Target, now: datetime) -> ProbeResult:
             error="no heartbeat received yet",
         )
     if now - last.at > grace:
+        # The first silent verdict is dated to when the grace ran out (the outage's start);
+        # later ones to now, so the silence keeps counting as watched downtime, not unknown.
+        ran_out = last.at + grace
         return ProbeResult(
             target.id,
             target.name,
-            last.at + grace,
+            now if _already_failing(session, target.id, ran_out) else ran_out,
             False,
             error_kind="timeout",
             error=f"no heartbeat since {last.at.isoformat()}",
@@ -309,6 +312,18 @@ def _judge(session: Session, target: Target, now: datetime) -> ProbeResult:
     return ProbeResult(
         target.id, target.name, now, True, usable=True if last.step is not None else None
     )
+
+
+def _already_failing(session: Session, target_id: int, since: datetime) -> bool:
+    """Whether the push vantage has already recorded a failure from ``since`` on."""
+    first = session.scalar(
+        select(TargetState.first_failure_at).where(
+            TargetState.target_id == target_id,
+            TargetState.vantage == HEARTBEAT_VANTAGE,
+            TargetState.series == "reachable",
+        )
+    )
+    return first is not None and first >= since
 
 
 def _stalled_since(

@@ -227,3 +227,32 @@ def test_metrics_tell_a_blind_vantage_apart(
         got[("slamon_vantage_last_agreed_timestamp_seconds", (("vantage", "west"),))]
         == (now - timedelta(minutes=9)).timestamp()
     )
+
+
+def test_a_provider_whose_incidents_are_all_resolved_reads_zero_open(
+    api: ApiClient, sessions: sessionmaker[Session]
+) -> None:
+    from monitor.db.models import Incident
+
+    now = utcnow()
+    with sessions() as session, session.begin():
+        for slug, resolved in (("calm", now), ("burning", None)):
+            provider = Provider(slug=slug, name=slug, source="config")
+            session.add(provider)
+            session.flush()
+            session.add(
+                Incident(
+                    provider_id=provider.id,
+                    source_id=f"{slug}-1",
+                    title="GPU launches failing",
+                    status="resolved" if resolved else "investigating",
+                    impact="major",
+                    started_at=now - timedelta(hours=1),
+                    resolved_at=resolved,
+                    relevant=True,
+                    content_hash="x",
+                )
+            )
+    got = samples(api.get("/metrics").text)
+    assert got[("slamon_provider_open_incidents", (("provider", "calm"),))] == 0.0
+    assert got[("slamon_provider_open_incidents", (("provider", "burning"),))] == 1.0

@@ -138,6 +138,9 @@ def test_l4_capture_is_a_healthy_single_gpu_node(l4: GpuSnapshot) -> None:
             "ecc_dbe_aggregate": None,
             "uncorrectable_remapped_rows": 0,
             "throttle_streak": 0,
+            "fault": None,
+            "fault_kind": None,
+            "fault_scrapes": 0,
         }
     }
 
@@ -603,3 +606,65 @@ memories = st.builds(
 def test_any_counters_survive_json(gpus: list[GpuMemory]) -> None:
     counters = GpuCounters(tuple(gpus))
     assert GpuCounters.from_json(json.loads(json.dumps(counters.to_json()))) == counters
+
+
+# --- a fatal event holds until the GPU is reset (issue 14: XID/ECC never alerted) -------------
+
+
+@pytest.mark.parametrize(
+    ("scrapes", "expected"),
+    [
+        pytest.param(
+            [node(gpu3={XID: 0}), node(gpu3={XID: 79}), node(gpu3={XID: 79})],
+            ("fatal", ("XID 79 on GPU 3",)),
+            id="a fatal XID still holds on the next scrape (the confirmation re-probe)",
+        ),
+        pytest.param(
+            [node(gpu3={XID: 0}), node(gpu3={XID: 79}), *[node(gpu3={XID: 79})] * 5],
+            ("fatal", ("XID 79 on GPU 3",)),
+            id="and on every scrape until a reset",
+        ),
+        pytest.param(
+            [node(gpu3={XID: 0}), node(gpu3={XID: 79}), node(gpu3={XID: 0})],
+            ("healthy", ()),
+            id="the XID code back at 0 is the reset that clears it",
+        ),
+        pytest.param(
+            [node(gpu3={XID: 0}), node(gpu3={XID: 13}), node(gpu3={XID: 13})],
+            ("healthy", ()),
+            id="a non-fatal XID warns once and does not hold",
+        ),
+        pytest.param(
+            [
+                node(gpu5={DBE_VOL: 0, DBE_AGG: 2}),
+                node(gpu5={DBE_VOL: 1, DBE_AGG: 3}),
+                node(gpu5={DBE_VOL: 1, DBE_AGG: 3}),
+            ],
+            ("fatal", ("ECC double-bit errors +1 on GPU 5",)),
+            id="an ECC double-bit error holds",
+        ),
+        pytest.param(
+            [
+                node(gpu5={DBE_VOL: 0, DBE_AGG: 2}),
+                node(gpu5={DBE_VOL: 1, DBE_AGG: 3}),
+                node(gpu5={DBE_VOL: 0, DBE_AGG: 3}),
+            ],
+            ("healthy", ()),
+            id="the volatile count back at 0 is the reset that clears it",
+        ),
+        pytest.param(
+            [node(gpu5={DBE_AGG: 2}), node(gpu5={DBE_AGG: 3}), *[node(gpu5={DBE_AGG: 3})] * 2],
+            ("fatal", ("ECC double-bit errors +1 on GPU 5",)),
+            id="with only the aggregate count it holds for the hold period",
+        ),
+        pytest.param(
+            [node(gpu5={DBE_AGG: 2}), node(gpu5={DBE_AGG: 3}), *[node(gpu5={DBE_AGG: 3})] * 3],
+            ("healthy", ()),
+            id="and clears after it",
+        ),
+    ],
+)
+def test_a_fatal_gpu_event_holds_until_the_gpu_is_reset(
+    scrapes: list[Gpus], expected: tuple[str, tuple[str, ...]]
+) -> None:
+    assert verdict(run(scrapes, fault_hold_scrapes=3)) == expected

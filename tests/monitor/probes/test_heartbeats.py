@@ -119,3 +119,18 @@ def test_a_stalled_then_silent_job_fires_and_resolves_its_alerts(session: Sessio
         "heartbeat_stalled": ("resolved", ["firing", "resolved"]),
         "target_down": ("resolved", ["firing", "resolved"]),
     }
+
+
+def test_a_silent_job_stays_watched_downtime_not_unknown(session: Session) -> None:
+    from monitor.db.models import ObservedWindow
+
+    tid = job(session)
+    beat(session, tid, 0, step=100)
+    judge(session, 30)
+    for seconds in (100, 130, 160, 190):  # silent since 0; the grace ran out at 90
+        ok, _, _ = judge(session, seconds)
+        assert ok is False
+    [outage] = session.scalars(select(Outage).where(Outage.series == "reachable"))
+    assert (outage.start, outage.end) == (at(90), None)
+    ends = session.scalars(select(ObservedWindow.end).where(ObservedWindow.target_id == tid))
+    assert max(ends) >= at(190)  # every silent verdict vouches for the time it was made
