@@ -8,7 +8,7 @@ from celery import Celery
 
 from monitor.config import load_config
 from monitor.settings import Settings, get_settings
-from workers import timing
+from workers import console, timing
 from workers.schedule import build_beat_schedule, task_routes
 
 FILESYSTEM_POLL_S = 0.1
@@ -60,6 +60,7 @@ def create_app(settings: Settings | None = None) -> Celery:
         beat_schedule_filename=str(settings.state_dir / "beat-schedule"),
     )
     timing.connect(app)
+    console.connect(app)  # slamon's console lines; Celery's chatter below --log-level
     return app
 
 

@@ -12,6 +12,7 @@ import httpx
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from monitor import events
 from monitor.alerts.channels.model import AlertMessage, SendOutcome
 from monitor.alerts.channels.send import send_message
 from monitor.config.models import ChannelConfig, Config
@@ -100,7 +101,20 @@ def record(
         if outcome.retry_after_s:
             wait = max(wait, timedelta(seconds=min(outcome.retry_after_s, config.alerts.retry_max)))
         delivery.next_attempt_at = now + wait
+    _tell(session, claimed, delivery)
     return delivery.status
+
+
+def _tell(session: Session, claimed: Claimed, delivery: Delivery) -> None:
+    """Delivered, or given up for good, is a console event; a retry still pending is not."""
+    payload = claimed.payload
+    rule, event = str(payload.get("rule", "?")), str(payload.get("event", "?"))
+    labels = {str(k): str(v) for k, v in dict(payload.get("labels") or {}).items()}  # type: ignore[call-overload]
+    if delivery.status == "delivered":
+        events.alert_delivered(session, rule, labels, claimed.channel, event)
+    elif delivery.status in ("failed", "expired"):
+        attempts, error = delivery.attempts, delivery.last_error
+        events.delivery_given_up(session, rule, labels, claimed.channel, attempts, error)
 
 
 def deliver_due(

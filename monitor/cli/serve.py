@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import click
+
+from monitor import events
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -22,6 +28,20 @@ DEFAULT_PORT = 8080
 QUEUES = "default,feeds,probes,deliveries"
 STOP_GRACE_S = 20.0
 THREADS_CONCURRENCY = 16  # a threads-pool worker's default: most of its threads wait
+RESTART_FIRST_S = 2.0  # a child that dies is started again after this, then twice as long…
+RESTART_MAX_S = 30.0  # …up to this, while it keeps dying young
+STABLE_S = 60.0  # a child that ran this long before it died starts the backoff afresh
+PROCESS_NAME = "SLAMON_PROCESS_NAME"  # what `slamon run` calls a child (workers/console.py)
+LOG_LEVEL = click.option(
+    "--log-level",
+    "--loglevel",
+    "log_level",
+    type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
+    default="warning",
+    show_default=True,
+    help="Celery's and uvicorn's own lines from this level up (info: banners, every task, "
+    "every request). slamon's events (outages, incidents, alerts…) are printed at any level.",
+)
 
 
 def preflight(settings: Settings, *, migrate: bool = False) -> None:
@@ -94,27 +114,30 @@ def migrate() -> None:
 )
 @click.option("--beat", "embed_beat", is_flag=True, help="Run the beat scheduler inside.")
 @click.option("--queues", default=QUEUES, show_default=True)
-@click.option("--loglevel", default="INFO", show_default=True)
+@LOG_LEVEL
 def worker(
     vantage: str | None,
     concurrency: int | None,
     pool: str,
     embed_beat: bool,
     queues: str,
-    loglevel: str,
+    log_level: str,
 ) -> None:
     """A Celery worker that polls feeds, probes targets and delivers alerts."""
     from monitor.settings import Settings
+    from workers import console
 
     if vantage:
         os.environ["SLAMON_VANTAGE"] = vantage
+    console.configure(log_level)  # before Celery's own start-up lines, not after them
     settings = Settings()
     preflight(settings)
     from workers.app import app
 
     if "probes" in queues.split(","):
         queues = f"{queues},probes.{settings.vantage}"  # shards sent to this vantage by name
-    argv = ["worker", f"--loglevel={loglevel}", f"--queues={queues}", f"--pool={pool}"]
+    argv = ["--quiet"] if console.quiet(log_level) else []  # no banner
+    argv += ["worker", f"--loglevel={log_level.upper()}", f"--queues={queues}", f"--pool={pool}"]
     argv += [f"--hostname=slamon-{settings.vantage}-{os.getpid()}@%h"]
     if concurrency or pool == "threads":
         argv.append(f"--concurrency={concurrency or THREADS_CONCURRENCY}")
@@ -125,23 +148,27 @@ def worker(
 
 
 @click.command()
-@click.option("--loglevel", default="INFO", show_default=True)
-def beat(loglevel: str) -> None:
+@LOG_LEVEL
+def beat(log_level: str) -> None:
     """The beat scheduler (run exactly one, or use a database-lease-safe setup)."""
     from monitor.settings import Settings
+    from workers import console
 
+    console.configure(log_level)
     settings = Settings()
     preflight(settings)
     from workers.app import app
 
     kick_off(app)
-    app.start(["beat", f"--loglevel={loglevel}"])
+    quiet = ["--quiet"] if console.quiet(log_level) else []  # no banner
+    app.start([*quiet, "beat", f"--loglevel={log_level.upper()}"])
 
 
 @click.command()
 @click.option("--host", default=DEFAULT_HOST, show_default=True)
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int)
-def api(host: str, port: int) -> None:
+@LOG_LEVEL
+def api(host: str, port: int, log_level: str) -> None:
     """The REST API, /healthz, /metrics and the status page."""
     import uvicorn
 
@@ -150,10 +177,20 @@ def api(host: str, port: int) -> None:
     from monitor.db.engine import check_database, make_engine
     from monitor.settings import Settings
 
+    events.configure_console(log_level)
     settings = Settings()
     load_config(settings.config, missing_ok=True)
     check_database(make_engine(settings.database_url))
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+    chatty = events.level_number(log_level) <= logging.INFO
+    # log_config=None: uvicorn's loggers print through the console's handler, not their own
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        log_level=log_level.lower(),
+        log_config=None,
+        access_log=chatty,  # a line per request only when asked for
+    )
 
 
 @click.command()
@@ -168,45 +205,111 @@ def api(host: str, port: int) -> None:
     help="Processes that take probe shards: one probes about 1,500 targets a second (one "
     "core); give more on more cores for more.",
 )
-def run(host: str, port: int, vantage: str | None, probe_processes: int) -> None:
+@LOG_LEVEL
+def run(host: str, port: int, vantage: str | None, probe_processes: int, log_level: str) -> None:
     """Worker with embedded beat and the API, together (the embedded default).
 
-    Migrates the schema first. Ctrl-C stops every child and waits for them.
+    Migrates the schema first. A child that dies is started again (after 2 s, then longer
+    while it keeps dying); Ctrl-C or SIGTERM stops every child and waits for them.
     """
     from monitor.settings import Settings
 
+    events.configure_console(log_level)
     settings = Settings()
     preflight(settings, migrate=True)
+    _check_port(host, port)
     me = [sys.executable, "-m", "monitor.cli"]
+    a_worker = [*me, "worker", f"--log-level={log_level}"]
     # Feeds get their own worker: a provider that hangs must not delay a probe round or an alert.
-    main = [
-        *me,
-        "worker",
-        "--beat",
-        "--pool=threads",
-        "--concurrency=8",
-        "--queues=default,deliveries",
-    ]
-    feeds = [*me, "worker", "--pool=threads", "--concurrency=4", "--queues=feeds"]
+    main = [*a_worker, "--beat", "--pool=threads", "--concurrency=8", "--queues=default,deliveries"]
+    feeds = [*a_worker, "--pool=threads", "--concurrency=4", "--queues=feeds"]
     # Probes get processes of their own: one probes as fast as one core allows (the GIL), and
     # the dispatch that claims every slot must not queue behind probe rounds. Their threads
     # mostly wait for slots on the probe loop, so there are more of them than cores.
-    probes = [*me, "worker", "--pool=threads", "--queues=probes"]
-    workers = [main, feeds] + [list(probes) for _ in range(probe_processes)]
+    probes = [*a_worker, "--pool=threads", "--queues=probes"]
+    workers = {"main": main, "feeds": feeds}
+    workers.update({f"probes-{n}": list(probes) for n in range(1, probe_processes + 1)})
     if vantage:
-        for argv in workers:
+        for argv in workers.values():
             argv.append(f"--vantage={vantage}")
-    children = [_spawn(argv) for argv in workers]
-    children.append(_spawn([*me, "api", f"--host={host}", f"--port={port}"]))
+    children = [Child(f"worker {name}", argv) for name, argv in workers.items()]
+    api_argv = [*me, "api", f"--host={host}", f"--port={port}", f"--log-level={log_level}"]
+    children.append(Child("api", api_argv))
+    for child in children:
+        child.start()
     click.echo(f"slamon running: API on http://{host}:{port}/ (Ctrl-C stops)", err=True)
     code = _supervise(children)
     sys.exit(code)
 
 
-def _spawn(argv: list[str]) -> subprocess.Popen[bytes]:
+def _check_port(host: str, port: int) -> None:
+    """Fail at start with one line when the API's port is taken (else the API child would die
+    and be restarted for ever)."""
+    from monitor.errors import SlamonError
+
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise SlamonError(f"cannot serve the API on {host}:{port}: {exc.strerror}") from None
+
+
+def restart_delay(quick_exits: int) -> float:
+    """Seconds before a child that died is started again: 2 s, then doubled for each death in
+    a row that came soon after its start, up to 30 s (a database that is down makes every
+    start fail; a crash loop must not print a line a second)."""
+    return min(RESTART_MAX_S, RESTART_FIRST_S * 2.0 ** max(0, quick_exits - 1))
+
+
+@dataclass
+class Child:
+    """One process `slamon run` keeps running: its name on the console and its command."""
+
+    name: str
+    argv: list[str]
+    process: subprocess.Popen[bytes] | None = None
+    started_at: float = 0.0
+    quick_exits: int = 0  # deaths in a row, each less than STABLE_S after its start
+    restart_at: float | None = None  # set while it is dead and waiting to be started again
+
+    def start(self) -> None:
+        self.process = _spawn(self.argv, self.name)
+        self.started_at, self.restart_at = time.monotonic(), None
+
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def tend(self, now: float) -> None:
+        """Notice a death (clear its leftovers, schedule the restart) or restart when due."""
+        if self.running() or self.process is None:
+            return
+        if self.restart_at is None:
+            _reap_group(self.process)
+            lived = now - self.started_at
+            self.quick_exits = self.quick_exits + 1 if lived < STABLE_S else 1
+            delay = restart_delay(self.quick_exits)
+            self.restart_at = now + delay
+            facts = events.process_exited_text(self.name, self.process.returncode, delay)
+            events.emit(events.PROCESS_EXITED, facts)
+        elif now >= self.restart_at:
+            self.start()
+
+
+def _spawn(argv: list[str], name: str = "") -> subprocess.Popen[bytes]:
     """A child in its own session (Ctrl-C reaches only us; we stop children in order) that
-    dies with us even if we are killed."""
-    return subprocess.Popen(argv, start_new_session=True, preexec_fn=_die_with_parent)  # noqa: S603
+    dies with us even if we are killed. ``name`` tells its console lines from its siblings'."""
+    env = {**os.environ, PROCESS_NAME: name.removeprefix("worker ")} if name else None
+    return subprocess.Popen(  # noqa: S603
+        argv, start_new_session=True, preexec_fn=_die_with_parent, env=env
+    )
+
+
+def _reap_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill what a dead child left in its process group: the embedded beat of a worker killed
+    with SIGKILL would otherwise live on and run beside its replacement's."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
 
 
 def _die_with_parent() -> None:
@@ -217,8 +320,9 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
-def _supervise(children: list[subprocess.Popen[bytes]]) -> int:
-    """Wait until a signal arrives or a child exits, then stop every child; our exit code."""
+def _supervise(children: list[Child]) -> int:
+    """Keep every child running (a dead one is restarted) until SIGINT or SIGTERM arrives,
+    then stop them all; our exit code."""
     stopping = {"signal": 0}
 
     def on_signal(signum: int, _frame: Any) -> None:
@@ -226,14 +330,14 @@ def _supervise(children: list[subprocess.Popen[bytes]]) -> int:
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
-    while not stopping["signal"] and all(c.poll() is None for c in children):
+    while not stopping["signal"]:
+        now = time.monotonic()
+        for child in children:
+            child.tend(now)
         time.sleep(0.2)
-    crashed = [c for c in children if c.poll() not in (None, 0)]
-    _stop(children)
-    if stopping["signal"]:
-        click.echo("slamon stopped", err=True)
-        return 0
-    return 1 if crashed else 0
+    _stop([c.process for c in children if c.process is not None])
+    click.echo("slamon stopped", err=True)
+    return 0
 
 
 def _stop(children: list[subprocess.Popen[bytes]]) -> None:

@@ -11,6 +11,7 @@ import httpx
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from monitor import events
 from monitor.db.base import utcnow
 from monitor.db.models import Feed, Provider
 from monitor.errors import PermanentError, TransientError
@@ -83,7 +84,7 @@ def poll_feed(
     try:
         return _poll(sessions, client, view, max_bytes, now)
     except (TransientError, PermanentError) as exc:
-        _record_failure(sessions, view.id, str(exc), now or utcnow())
+        _record_failure(sessions, view, str(exc), now or utcnow())
         transient = isinstance(exc, TransientError)
         return _outcome(view, "failed", error=str(exc), transient=transient)
 
@@ -103,7 +104,7 @@ def _poll(
     validators = _Validators(fetched.etag, fetched.last_modified, digest or view.content_hash)
     if fetched.body is None or digest == view.content_hash:
         with sessions() as session, session.begin():
-            _mark_success(session, view.id, at, validators, changed=False)
+            _mark_success(session, view, at, validators, changed=False)
         return _outcome(view, "not_modified" if fetched.body is None else "unchanged")
     incidents = feed_kind(view.kind).parse(fetched.body, view.provider)
     snapshot = is_snapshot(view.kind, view.url)
@@ -112,7 +113,7 @@ def _poll(
         counts = store_incidents(
             session, provider, view.id, incidents, seen_at=at, snapshot=snapshot
         )
-        _mark_success(session, view.id, at, validators, changed=counts.anything)
+        _mark_success(session, view, at, validators, changed=counts.anything)
     return _outcome(view, "stored", counts, len(incidents))
 
 
@@ -145,9 +146,14 @@ def _load(sessions: sessionmaker[Session], feed_id: int) -> _FeedView | None:
 
 
 def _mark_success(
-    session: Session, feed_id: int, at: datetime, validators: _Validators, *, changed: bool
+    session: Session, view: _FeedView, at: datetime, validators: _Validators, *, changed: bool
 ) -> None:
-    feed = session.get_one(Feed, feed_id)
+    feed = session.get_one(Feed, view.id)
+    if feed.consecutive_failures:  # the end of a failing episode (counted in the database,
+        # so a retry, another worker or a restart does not make it a second one)
+        since = feed.last_success_at
+        down_s = (at - since).total_seconds() if since is not None else None
+        events.feed_back(session, view.provider, view.url, feed.consecutive_failures, down_s)
     feed.etag, feed.last_modified = validators.etag, validators.last_modified
     feed.content_hash = validators.content_hash
     feed.last_polled_at = feed.last_success_at = at
@@ -157,10 +163,12 @@ def _mark_success(
 
 
 def _record_failure(
-    sessions: sessionmaker[Session], feed_id: int, error: str, at: datetime
+    sessions: sessionmaker[Session], view: _FeedView, error: str, at: datetime
 ) -> None:
     with sessions() as session, session.begin():
-        feed = session.get_one(Feed, feed_id)
+        feed = session.get_one(Feed, view.id)
+        if not feed.consecutive_failures:  # the first failure of an episode
+            events.feed_failing(session, view.provider, view.url, error)
         feed.last_polled_at = at
         feed.consecutive_failures += 1
         feed.total_failures += 1

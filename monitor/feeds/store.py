@@ -12,6 +12,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from monitor import events
 from monitor.db.dialect import insert_ignoring_conflicts
 from monitor.db.models import Feed, Provider, Target
 from monitor.db.models import Incident as IncidentRow
@@ -109,11 +110,30 @@ def store_incidents(
             continue
         else:
             changed += 1
+        was_open = row.id is not None and _is_open(row)
         _apply(row, incident, digest, feed_id, seen_at, is_relevant(incident, interest))
+        _tell(session, provider.slug, row, was_open)
         session.flush()
         added += _append_updates(session, row.id, incident)
-    closed = _close_absent(session, feed_id, set(by_id), seen_at) if snapshot else 0
+    closed = _close_absent(session, provider.slug, feed_id, set(by_id), seen_at) if snapshot else 0
     return StoreCounts(new, changed, added, closed)
+
+
+def _is_open(row: IncidentRow) -> bool:
+    return row.resolved_at is None and row.status not in CLOSED_STATUSES
+
+
+def _tell(session: Session, provider: str, row: IncidentRow, was_open: bool) -> None:
+    """An incident that opened (or reopened) or resolved is a console event; one first seen
+    already resolved is history, and is not."""
+    if _is_open(row) and not was_open:
+        events.incident_opened(
+            session, provider, row.title, maintenance=row.is_maintenance, relevant=row.relevant
+        )
+    elif was_open and not _is_open(row):
+        end = row.resolved_at or row.last_seen_at
+        lasted = (end - row.started_at).total_seconds() if end and row.started_at else None
+        events.incident_resolved(session, provider, row.title, lasted)
 
 
 def _dedupe(incidents: Iterable[Incident]) -> dict[str, Incident]:
@@ -176,7 +196,9 @@ def _append_updates(session: Session, incident_id: int, incident: Incident) -> i
     )
 
 
-def _close_absent(session: Session, feed_id: int | None, present: set[str], at: datetime) -> int:
+def _close_absent(
+    session: Session, provider: str, feed_id: int | None, present: set[str], at: datetime
+) -> int:
     """A snapshot feed dropped these open incidents: they ended, at the latest, now."""
     if feed_id is None:
         return 0
@@ -191,4 +213,5 @@ def _close_absent(session: Session, feed_id: int | None, present: set[str], at: 
     for row in gone:
         row.status = "completed" if row.is_maintenance else "resolved"
         row.resolved_at = row.last_seen_at = at
+        _tell(session, provider, row, was_open=True)
     return len(gone)

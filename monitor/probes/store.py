@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import Row, Table, insert, select, text
 from sqlalchemy.orm import Session
 
+from monitor import events
 from monitor.db.dialect import among, insert_ignoring_conflicts, update_many
 from monitor.db.models import ObservedWindow, Outage, Target, TargetState
 from monitor.db.models import ProbeResult as ResultRow
@@ -198,7 +199,9 @@ def record_round(
     states = _load_states(session, targets, vantage)
     unconfirmed = _advance_streaks(states, targets, vantage, results, now)
     _extend_coverage(session, targets, [r for r in results if r.ok is not None])
-    transitions = _apply_quorum(session, states, targets, now, quorum)
+    transitions, outages = _apply_quorum(session, states, targets, now, quorum)
+    if outages:  # rare: most rounds change nothing
+        events.outages_changed(session, _told(outages, results), now)
     _write_states(session, states.values(), now)
     reachable = {tid: states[(tid, vantage, "reachable")].streak.state for tid in targets}
     return RoundOutcome(tuple(transitions), frozenset(unconfirmed), reachable)
@@ -380,12 +383,14 @@ def _apply_quorum(
     targets: dict[int, _Target],
     now: datetime,
     quorum: int | None,
-) -> list[TargetTransition]:
-    """Recompute each target's quorum verdict from every vantage; open/close outages on change."""
+) -> tuple[list[TargetTransition], list[tuple[int, events.OutageChange]]]:
+    """Recompute each target's quorum verdict from every vantage; open/close outages on change.
+    The transitions, and the outages opened or closed (by target id)."""
     by_series: dict[tuple[int, str], list[_State]] = defaultdict(list)
     for row in states.values():
         by_series[(row.target_id, row.series)].append(row)
     transitions = []
+    outages: list[tuple[int, events.OutageChange]] = []
     for target in targets.values():
         for series in SERIES:
             mine = by_series[(target.id, series)]
@@ -393,9 +398,30 @@ def _apply_quorum(
             state, since = verdict(views, quorum_size(len(views), quorum))
             change = _set_overall(states, target.id, series, state, since, now)
             if change is not None:
-                _record_outage(session, target.id, series, change, now, views)
+                for outage in _record_outage(session, target, series, change, now, views):
+                    outages.append((target.id, outage))
                 transitions.append(TargetTransition(target.id, target.name, series, change))
-    return transitions
+    return transitions, outages
+
+
+def _told(
+    outages: list[tuple[int, events.OutageChange]], results: Sequence[ProbeResult]
+) -> list[events.OutageChange]:
+    """The outages worth a console line, with the error that opened them. The usable series
+    of a kind that cannot tell usable from reachable (http, tcp) only mirrors the reachable
+    one: its outage is the same event, so it is not told twice."""
+    latest = {r.target_id: r for r in sorted(results, key=lambda r: r.at)}
+    told = []
+    for target_id, outage in outages:
+        result = latest.get(target_id)
+        if outage.series == "usable" and (result is None or result.usable is None):
+            continue
+        if outage.opened and result is not None and result.ok is not True:
+            outage = replace(outage, error=result.error or result.error_kind)
+        elif outage.opened and result is not None and result.usable is False:
+            outage = replace(outage, error=result.error or "not usable")
+        told.append(outage)
+    return told
 
 
 def _fresh_views(rows: list[_State], target: _Target, now: datetime) -> list[VantageView]:
@@ -430,15 +456,17 @@ def _set_overall(
 
 def _record_outage(
     session: Session,
-    target_id: int,
+    target: _Target,
     series: str,
     change: Transition,
     now: datetime,
     views: list[VantageView],
-) -> None:
+) -> list[events.OutageChange]:
+    """Open or close ``target``'s outage on ``change``; what it opened or closed."""
+    target_id = target.id
     if change.state == DOWN:
         agreeing = sorted(v.vantage for v in views if v.state == DOWN)
-        insert_ignoring_conflicts(
+        opened = insert_ignoring_conflicts(
             session,
             Outage,
             [
@@ -454,9 +482,14 @@ def _record_outage(
             ],
             ["target_id", "series", "start"],
         )
-    elif change.state == UP and change.previous == DOWN:
+        return [events.OutageChange(target.name, series, True, change.at)] if opened else []
+    closed = []
+    if change.state == UP and change.previous == DOWN:
         still_open = select(Outage).where(
             Outage.target_id == target_id, Outage.series == series, Outage.end.is_(None)
         )
         for outage in session.scalars(still_open):
             outage.end = max(outage.start, change.at)
+            lasted = (outage.end - outage.start).total_seconds()
+            closed.append(events.OutageChange(target.name, series, False, outage.end, None, lasted))
+    return closed

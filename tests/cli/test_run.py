@@ -107,3 +107,63 @@ def test_run_ticks_into_sqlite_serves_healthz_and_stops_cleanly_on_ctrl_c(
     assert "slamon stopped" in output
     assert "Traceback" not in output
     assert [pid for pid in family if alive(pid)] == []
+
+
+def probe_workers(pid: int) -> list[int]:
+    return [p for p in descendants(pid) if "--queues=probes" in cmdline(p) and alive(p)]
+
+
+def beats(pid: int) -> list[int]:
+    """The main worker and its embedded beat (a forked process with the same command line)."""
+    return [p for p in descendants(pid) if "--beat" in cmdline(p) and alive(p)]
+
+
+def test_run_restarts_a_child_killed_with_sigkill_and_keeps_probing(
+    tmp_path: Path, free_tcp_port: int
+) -> None:
+    target = FeedServer()
+    target.routes["/healthz"] = (200, b"ok")
+    (tmp_path / "slamon.yaml").write_text(
+        f"targets: [{{name: gpu-0, kind: http, url: '{target.url}/healthz', interval: 1}}]\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLAMON_")}
+    log = tmp_path / "console.txt"
+    with log.open("wb") as out:
+        run = subprocess.Popen(
+            [*slamon_command(), "run", f"--port={free_tcp_port}"],
+            cwd=tmp_path,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    db = tmp_path / "slamon.db"
+    probes = "SELECT count(*) FROM probe_results"
+    try:
+        assert wait_for(lambda: count(db, probes) >= 2, timeout=120)
+        [first] = probe_workers(run.pid)
+        os.kill(first, signal.SIGKILL)
+        assert wait_for(lambda: "worker probes-1 (signal 9); restarting in 2s" in log.read_text())
+        assert wait_for(lambda: [p for p in probe_workers(run.pid) if p != first], timeout=60)
+        before = count(db, probes)
+        assert wait_for(lambda: count(db, probes) >= before + 3, timeout=60)  # probing again
+
+        main = min(beats(run.pid))  # the worker; its beat was forked from it later
+        os.kill(main, signal.SIGKILL)
+        assert wait_for(lambda: "worker main (signal 9); restarting in 2s" in log.read_text())
+        # the orphaned beat is gone with it: one worker and one beat again, never two beats
+        assert wait_for(lambda: len(beats(run.pid)) == 2 and main not in beats(run.pid), 60)
+        before = count(db, probes)
+        assert wait_for(lambda: count(db, probes) >= before + 3, timeout=60)  # dispatch again
+        assert run.poll() is None
+        family = descendants(run.pid)
+    finally:
+        run.send_signal(signal.SIGINT)
+        run.wait(timeout=60)
+        target.close()
+    output = log.read_text()
+    assert run.returncode == 0, output
+    assert "slamon stopped" in output
+    assert "Traceback" not in output
+    assert [pid for pid in family if alive(pid)] == []
+    lines = [line for line in output.splitlines() if "process exited" in line]
+    assert len(lines) == 2, output
