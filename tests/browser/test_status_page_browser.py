@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from monitor.db.engine import make_engine
 from monitor.db.migrate import upgrade
-from tests.monitor.api.test_status_page import seed
+from tests.monitor.api.test_status_page import EVIL, seed
 from tests.support import REQUIRE_SERVICES, slamon_command, wait_for
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -31,6 +31,7 @@ CHROMIUM_ARGS = [
 ]
 
 pytestmark = pytest.mark.slow
+EVIL_CSS = EVIL.replace("\\", "\\\\").replace('"', '\\"')  # as a CSS attribute value
 
 if not CHROMIUM.exists() and not REQUIRE_SERVICES:
     pytest.skip(
@@ -84,6 +85,10 @@ def served(tmp_path: Path) -> Iterator[str]:
         log.close()
 
 
+def _launch(pw):  # type: ignore[no-untyped-def]
+    return pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+
+
 def test_status_page_loads_in_chromium_with_seeded_data_and_no_console_errors(
     served: str, tmp_path: Path
 ) -> None:
@@ -93,7 +98,7 @@ def test_status_page_loads_in_chromium_with_seeded_data_and_no_console_errors(
     messages: list[tuple[str, str]] = []
     screenshot = tmp_path / "status.png"
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        browser = _launch(pw)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.on("console", lambda m: messages.append((m.type, m.text)))
@@ -115,3 +120,71 @@ def test_status_page_loads_in_chromium_with_seeded_data_and_no_console_errors(
     assert screenshot.exists()
     assert screenshot.stat().st_size > 0
     assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_chromium_shows_usable_apart_from_reachable_history_bars_and_feed_health(
+    served: str, tmp_path: Path
+) -> None:
+    """What a person sees: the unusable box labelled so (not up) in amber, the history bar's
+    segments drawn in their colours across the whole bar, and each provider's feed health in
+    words."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = _launch(pw)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.emulate_media(color_scheme="light")
+            page.goto(served + "/", wait_until="load")
+            unusable = page.locator('#fleet tr[data-target="gpu-h100-1"]')
+            badge = unusable.locator(".badge")
+            badge_text = badge.inner_text().strip()
+            badge_colour = badge.evaluate("e => getComputedStyle(e).color")
+            bar = page.locator('#fleet tr[data-target="gpu-h100-0"] .bar')
+            segments = bar.locator("i")
+            states = [segments.nth(i).get_attribute("data-state") for i in range(segments.count())]
+            colours = [
+                segments.nth(i).evaluate("e => getComputedStyle(e).backgroundColor")
+                for i in range(segments.count())
+            ]
+            widths = [segments.nth(i).bounding_box()["width"] for i in range(segments.count())]
+            bar_width = bar.bounding_box()["width"]
+            unknown_bar = page.locator(f'#fleet tr[data-target="{EVIL_CSS}"] .bar i')
+            unknown_image = unknown_bar.evaluate("e => getComputedStyle(e).backgroundImage")
+            providers = page.locator("#providers").inner_text()
+            pool = page.locator('#pools tr[data-pool="h100"]').inner_text()
+            page.screenshot(path=str(tmp_path / "status-wide.png"), full_page=True)
+        finally:
+            browser.close()
+    assert badge_text == "unusable"
+    assert badge_colour == "rgb(122, 67, 0)"  # amber text: neither up's green nor down's red
+    assert states == ["up", "down", "up"]
+    assert colours == ["rgb(31, 157, 85)", "rgb(220, 38, 38)", "rgb(31, 157, 85)"]
+    assert sum(widths) == pytest.approx(bar_width, abs=6)  # gaps between segments only
+    assert widths[0] > 10 * widths[1]  # 43 slots against 2
+    assert "repeating-linear-gradient" in unknown_image  # hatched: not watched, not a colour
+    assert "unknown — feed never polled" in providers
+    assert "unknown — no public feed" in providers
+    assert "unknown — feed unreachable since" in providers
+    assert "operational — polled" in providers
+    assert "1 / 4" in pool
+
+
+def test_the_page_fits_a_phone_without_sideways_scrolling(served: str, tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = _launch(pw)
+        try:
+            page = browser.new_page(viewport={"width": 390, "height": 844})
+            page.goto(served + "/", wait_until="load")
+            overflow = page.evaluate(
+                "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+            )
+            bar = page.locator('#fleet tr[data-target="gpu-h100-0"] .bar').bounding_box()
+            page.screenshot(path=str(tmp_path / "status-phone.png"), full_page=True)
+        finally:
+            browser.close()
+    assert overflow <= 0
+    assert bar is not None
+    assert bar["width"] > 250  # the bar gets the row's width on a phone

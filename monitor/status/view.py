@@ -1,0 +1,258 @@
+"""Everything the status page shows, as frozen values: read by ``build_view`` in a handful of
+batched queries (``monitor.status.repository``) plus the month's SLA report, shaped by the pure
+rules in ``monitor.status.history`` and ``monitor.status.health``. The template only formats."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy.orm import Session
+
+from monitor.config import Config
+from monitor.probes.vantages import VantageHealth, vantage_health
+from monitor.reports.model import ProviderReport
+from monitor.reports.service import build_monthly
+from monitor.status import repository
+from monitor.status.health import (
+    PoolHealth,
+    ProviderHealth,
+    VantageRow,
+    fresh,
+    pool_health,
+    provider_health,
+    target_state,
+    vantage_state,
+)
+from monitor.status.history import (
+    DOWN,
+    UNKNOWN,
+    UNUSABLE,
+    UP,
+    Bucket,
+    Uptime,
+    bucket_edges,
+    history_bar,
+    timeline,
+    uptime,
+    weighted_median,
+)
+
+BUCKETS = 48
+BUCKET_WIDTH = timedelta(minutes=30)  # 48 x 30 min: the last 24 h
+WINDOWS = (timedelta(days=1), timedelta(days=7), timedelta(days=30))
+SEVERITY = {DOWN: 0, UNUSABLE: 1, UNKNOWN: 2, UP: 3}  # the fleet lists trouble first
+
+
+@dataclass(frozen=True, slots=True)
+class IncidentView:
+    title: str
+    impact: str
+    started_at: datetime | None
+    url: str | None  # http(s) only
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderView:
+    slug: str
+    name: str
+    health: ProviderHealth
+    incidents: tuple[IncidentView, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TargetView:
+    name: str
+    kind: str
+    state: str  # up | unusable | down | unknown
+    pool: str | None
+    provider: str | None
+    region: str | None
+    bar: tuple[Bucket, ...]  # the last 24 h, equal adjacent buckets joined
+    uptime: tuple[Uptime, ...]  # over WINDOWS
+    latency_ms: float | None  # median over the last 24 h
+
+
+@dataclass(frozen=True, slots=True)
+class AlertView:
+    rule: str
+    severity: str
+    summary: str
+    since: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class SlaView:
+    slug: str
+    name: str
+    uptime_pct: float | None  # None: no data this month
+    target_pct: float | None
+    credit_pct: float
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """The banner: the fleet's worst state and how many targets are in each."""
+
+    state: str
+    counts: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class StatusView:
+    now: datetime
+    month: str
+    providers: tuple[ProviderView, ...]
+    fleet: tuple[TargetView, ...]
+    pools: tuple[PoolHealth, ...]
+    alerts: tuple[AlertView, ...]
+    sla: tuple[SlaView, ...]
+    vantages: tuple[VantageRow, ...] = ()
+    history_start: datetime | None = None  # the bar's left edge
+
+    @property
+    def summary(self) -> Summary:
+        return summary_of(self.fleet)
+
+
+# --------------------------------------------------------------------------- pure shaping
+
+
+def target_view(
+    row: repository.TargetRow,
+    verdict: repository.Verdict | None,
+    spans: repository.Spans | None,
+    latency: Sequence[tuple[float, int]],
+    edges: Sequence[datetime],
+    now: datetime,
+) -> TargetView:
+    """One fleet row: displayed state, history bar, uptimes and median latency."""
+    verdict = verdict or repository.Verdict()
+    spans = spans or repository.Spans()
+    is_fresh = fresh(verdict.last_probe_at, row.interval_s, row.timeout_s, now)
+    line = timeline(spans.observed, spans.reachable, spans.usable)
+    return TargetView(
+        name=row.name,
+        kind=row.kind,
+        state=target_state(verdict.reachable, verdict.usable, is_fresh),
+        pool=row.pool,
+        provider=row.provider,
+        region=row.region,
+        bar=history_bar(line, edges),
+        uptime=tuple(uptime(line, now, w) for w in WINDOWS),
+        latency_ms=weighted_median(latency),
+    )
+
+
+def pools_of(fleet: Iterable[TargetView], min_up: Mapping[str, int]) -> tuple[PoolHealth, ...]:
+    """Every pool named by a live target or by the config, its members counted by displayed
+    state against ``min_up`` (default 1): only usable members count. A configured pool with no
+    live member is down, not absent."""
+    members: dict[str, list[str]] = defaultdict(list)
+    for name in min_up:
+        members[name] = []
+    for target in fleet:
+        if target.pool:
+            members[target.pool].append(target.state)
+    return tuple(
+        pool_health(name, min_up.get(name, 1), states) for name, states in sorted(members.items())
+    )
+
+
+def provider_view(
+    row: repository.ProviderRow, now: datetime, stale_after: timedelta
+) -> ProviderView:
+    incidents = tuple(_incident(i) for i in row.incidents)
+    maintenance = sum(i.is_maintenance for i in row.incidents)
+    health = provider_health(row.feeds, len(incidents) - maintenance, maintenance, now, stale_after)
+    return ProviderView(row.slug, row.name, health, incidents)
+
+
+def _incident(row: repository.IncidentRow) -> IncidentView:
+    url = row.url if row.url and row.url.lower().startswith(("http://", "https://")) else None
+    impact = "maintenance" if row.is_maintenance else row.impact
+    return IncidentView(row.title, impact, row.started_at, url)
+
+
+def vantage_rows(health: Iterable[VantageHealth]) -> tuple[VantageRow, ...]:
+    return tuple(
+        VantageRow(
+            h.vantage,
+            vantage_state(h.last_probe_at, h.disagreeing, h.blind_since is not None),
+            h.last_probe_at,
+            h.targets,
+            h.disagreeing,
+            h.last_agreed_at,
+            h.blind_since,
+        )
+        for h in health
+    )
+
+
+def sla_of(
+    providers: Iterable[ProviderView], reports: Iterable[ProviderReport]
+) -> tuple[SlaView, ...]:
+    """One row per known provider (and per reported one); a provider without a report row has
+    no data."""
+    by_slug = {r.slug: r for r in reports}
+    names = {p.slug: p.name for p in providers} | {r.slug: r.name for r in by_slug.values()}
+    rows = []
+    for slug, name in sorted(names.items()):
+        report = by_slug.get(slug)
+        if report is None:
+            rows.append(SlaView(slug, name, None, None, 0.0))
+        else:
+            rows.append(
+                SlaView(slug, name, report.uptime_pct, report.target_pct, report.credit_pct)
+            )
+    return tuple(rows)
+
+
+def summary_of(fleet: Iterable[TargetView]) -> Summary:
+    """The worst displayed state in the fleet (unknown for an empty one) and the counts."""
+    counts = dict.fromkeys((UP, UNUSABLE, DOWN, UNKNOWN), 0)
+    for target in fleet:
+        counts[target.state] += 1
+    worst = min((s for s, n in counts.items() if n), key=SEVERITY.__getitem__, default=UNKNOWN)
+    return Summary(worst, counts)
+
+
+def in_order(fleet: Iterable[TargetView]) -> tuple[TargetView, ...]:
+    """Trouble first (down, unusable, unknown, up), then by name."""
+    return tuple(sorted(fleet, key=lambda t: (SEVERITY[t.state], t.name)))
+
+
+# --------------------------------------------------------------------------- the one read
+
+
+def build_view(session: Session, config: Config, now: datetime) -> StatusView:
+    """Everything the page shows: nine batched queries whatever the fleet's size, plus the
+    month's SLA report (``build_monthly``)."""
+    month = now.strftime("%Y-%m")
+    edges = bucket_edges(now, BUCKETS, BUCKET_WIDTH)
+    since = min(edges[0], now - max(WINDOWS))
+    targets = repository.live_targets(session)
+    verdicts = repository.verdicts(session)
+    spans = repository.spans(session, since, now)
+    latency = repository.latency_samples(session, [t.id for t in targets], now)
+    fleet = in_order(
+        target_view(t, verdicts.get(t.id), spans.get(t.id), latency.get(t.id, ()), edges, now)
+        for t in targets
+    )
+    stale_after = timedelta(seconds=config.alerts.feed_stale_after)
+    providers = tuple(provider_view(p, now, stale_after) for p in repository.providers(session))
+    report = build_monthly(session, month, now, config)
+    alerts = repository.firing_alerts(session)
+    return StatusView(
+        now=now,
+        month=month,
+        providers=providers,
+        fleet=fleet,
+        pools=pools_of(fleet, {p.name: p.min_up for p in config.pools}),
+        alerts=tuple(AlertView(a.rule, a.severity, a.summary, a.since) for a in alerts),
+        sla=sla_of(providers, report.providers),
+        vantages=vantage_rows(vantage_health(session, now)),
+        history_start=edges[0],
+    )
