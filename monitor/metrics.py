@@ -26,13 +26,16 @@ from monitor.db.models import (
     ProbeRollup,
     Provider,
     Target,
-    TargetState,
     TaskStat,
 )
 from monitor.reports.inputs import lifetime_starts
 from monitor.sla.intervals import Span, clip, merge, total
 from monitor.sla.math import budget_left, month_period
 from monitor.sla.policy import BUILTIN_POLICIES, SlaPolicy
+from monitor.status.health import fresh
+from monitor.status.history import timeline, uptime
+from monitor.status.repository import spans as watched_spans
+from monitor.status.repository import verdicts
 
 TARGET_LABELS = ["target", "provider", "region", "pool"]
 STATE_VALUE = {"up": 1.0, "down": 0.0}
@@ -73,29 +76,35 @@ def _targets(
     usable = GaugeMetricFamily(
         "slamon_target_usable", "1 when reachable and all GPUs healthy", labels=TARGET_LABELS
     )
-    uptime = GaugeMetricFamily(
+    uptime_ratio = GaugeMetricFamily(
         "slamon_target_month_uptime_ratio",
-        "Month-to-date share of the target's lifetime not inside a reachable outage",
+        "Month-to-date share of the target's observed time not inside a reachable outage "
+        "(absent while nothing was observed)",
         labels=TARGET_LABELS,
     )
     targets = {t.id: t for t in session.scalars(select(Target).where(Target.retired_at.is_(None)))}
-    states = session.execute(
-        select(TargetState.target_id, TargetState.series, TargetState.state).where(
-            TargetState.vantage == "*", TargetState.target_id.in_(targets)
-        )
-    )
-    for target_id, series, state in states:
-        if state in STATE_VALUE:
-            family = up if series == "reachable" else usable
-            family.add_metric(_labels(targets[target_id]), STATE_VALUE[state])
+    # the status page's rule: a verdict no vantage has refreshed lately is unknown (absent here)
+    for target_id, seen in verdicts(session).items():
+        target = targets.get(target_id)
+        if target is None or not fresh(
+            seen.last_probe_at, target.interval_s, target.timeout_s, now
+        ):
+            continue
+        for family, state in ((up, seen.reachable), (usable, seen.usable)):
+            if state in STATE_VALUE:
+                family.add_metric(_labels(target), STATE_VALUE[state])
     month = month_period(f"{now:%Y-%m}")
     born = lifetime_starts(session, list(targets))  # imported history counts as its life
-    for target_id, spans in _month_outages(session, list(targets), month.start, now).items():
-        target = targets[target_id]
+    # over observed time only (as the page and the report count it): absent when nothing was
+    for target_id, kept in watched_spans(session, month.start, now).items():
+        target = targets.get(target_id)
+        if target is None:
+            continue
         start = max(month.start, born[target_id])
-        if now > start:
-            down = total(merge(clip(spans, start, now))).total_seconds()
-            uptime.add_metric(_labels(target), 1 - down / (now - start).total_seconds())
+        line = timeline(kept.observed, kept.reachable, kept.usable)
+        share = uptime(line, now, now - start).reachable_pct if now > start else None
+        if share is not None:
+            uptime_ratio.add_metric(_labels(target), share / 100)
     budget = GaugeMetricFamily(
         "slamon_target_error_budget_left_seconds",
         "Downtime the target's SLA policy still allows this month (negative: missed)",
@@ -108,7 +117,7 @@ def _targets(
             spent = total(merge(clip(spans, month.start, now)))
             left = budget_left(policy, month.end - month.start, spent)
             budget.add_metric(_labels(target), left.total_seconds())
-    yield from (up, usable, uptime, budget, _latency(session, targets))
+    yield from (up, usable, uptime_ratio, budget, _latency(session, targets))
 
 
 def _latency(session: Session, targets: dict[int, Target]) -> Metric:

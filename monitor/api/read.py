@@ -428,7 +428,7 @@ def list_alerts(
 
 class VantageOut(BaseModel):
     vantage: str
-    state: Literal["agrees", "disagrees", "blind"]
+    state: Literal["agrees", "disagrees", "blind", "unknown"]
     last_probe_at: datetime | None
     targets: int
     disagreeing: int
@@ -440,13 +440,13 @@ class VantageOut(BaseModel):
 def list_vantages(_token: ReadToken, session: DbSession) -> list[dict[str, Any]]:
     """Every probing vantage as the alert evaluator last judged it: blind (it disagrees with
     the quorum on nearly every target, for long enough: ``vantage_blind`` fires), disagreeing
-    (not yet that long, or on fewer targets) or agreeing."""
+    (not yet that long, or on fewer targets), agreeing, or unknown (no current verdict)."""
     from monitor.probes.vantages import vantage_health
 
     return [
         {
             "vantage": v.vantage,
-            "state": "blind" if v.blind_since else "disagrees" if v.disagreeing else "agrees",
+            "state": _vantage_state(v.blind_since, v.disagreeing, v.targets),
             "last_probe_at": v.last_probe_at,
             "targets": v.targets,
             "disagreeing": v.disagreeing,
@@ -455,6 +455,16 @@ def list_vantages(_token: ReadToken, session: DbSession) -> list[dict[str, Any]]
         }
         for v in vantage_health(session)
     ]
+
+
+def _vantage_state(blind_since: datetime | None, disagreeing: int, targets: int) -> str:
+    """``unknown`` for a vantage with no current verdict to compare: silence agrees with
+    nothing."""
+    if blind_since is not None:
+        return "blind"
+    if not targets:
+        return "unknown"
+    return "disagrees" if disagreeing else "agrees"
 
 
 # --------------------------------------------------------------------------- SLA

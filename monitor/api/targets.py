@@ -7,8 +7,10 @@ hashes, and a password in a target's URL is masked.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from fastapi import APIRouter, Depends, Query, Response
@@ -26,6 +28,9 @@ from monitor.config.loader import cross_check
 from monitor.config.models import Config, TargetConfig, TargetKind
 from monitor.db.base import utcnow
 from monitor.db.models import Target
+from monitor.probes.state import DOWN, UNKNOWN, UP
+from monitor.status.health import fresh, target_state
+from monitor.status.repository import verdicts as status_verdicts
 from monitor.targets import retire_target, upsert_target
 
 router = APIRouter(
@@ -70,6 +75,10 @@ class TargetOut(BaseModel):
     created_at: datetime
     retired_at: datetime | None
     has_heartbeat_token: bool
+    state: Literal["up", "unusable", "down", "unknown"] = "unknown"
+    reachable: Literal["up", "down", "unknown"] = "unknown"
+    usable: Literal["up", "down", "unknown"] = "unknown"
+    last_probe_at: datetime | None = None
 
 
 class RegisteredTarget(TargetOut):
@@ -84,9 +93,47 @@ class TargetPage(BaseModel):
     next_offset: int | None
 
 
-def target_out(row: Target) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The quorum's current verdict on a target, as every surface shows it."""
+
+    state: str = UNKNOWN  # up | unusable | down | unknown (``monitor.status.health``)
+    reachable: str = UNKNOWN
+    usable: str = UNKNOWN
+    last_probe_at: datetime | None = None
+
+
+def verdicts(session: Session, rows: Sequence[Target], now: datetime) -> dict[int, Verdict]:
+    """The displayed state of each target, by the status page's rule (a stale or missing
+    quorum verdict is unknown, a reachable box with unusable GPUs is not up)."""
+    if not rows:
+        return {}
+    known = status_verdicts(session)  # every live target: one read of target_states
+    out = {}
+    for row in rows:
+        seen = known.get(row.id)
+        if seen is None:
+            continue
+        is_fresh = fresh(seen.last_probe_at, row.interval_s, row.timeout_s, now)
+        reachable = seen.reachable if is_fresh and seen.reachable in (UP, DOWN) else UNKNOWN
+        usable = seen.usable if is_fresh and seen.usable in (UP, DOWN) else UNKNOWN
+        out[row.id] = Verdict(
+            target_state(seen.reachable, seen.usable, is_fresh),
+            reachable,
+            usable,
+            seen.last_probe_at,
+        )
+    return out
+
+
+def target_out(row: Target, verdict: Verdict | None = None) -> dict[str, Any]:
     settings = row.settings or {}
+    seen = verdict or Verdict()
     return {
+        "state": seen.state,
+        "reachable": seen.reachable,
+        "usable": seen.usable,
+        "last_probe_at": seen.last_probe_at,
         "name": row.name,
         "kind": row.kind,
         "url": mask_password(row.url),
@@ -172,9 +219,10 @@ def list_targets(
     query = _filtered(provider, region, pool, kind, include_retired)
     total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
     rows = session.scalars(query.order_by(Target.name).limit(limit).offset(offset)).all()
+    seen = verdicts(session, rows, utcnow())
     following = offset + limit
     return {
-        "items": [target_out(row) for row in rows],
+        "items": [target_out(row, seen.get(row.id)) for row in rows],
         "total": total,
         "limit": limit,
         "offset": offset,
@@ -188,7 +236,7 @@ def get_target(name: str, _token: ReadToken, session: DbSession) -> dict[str, An
     row = find_target(session, name)
     if row is None:
         raise ApiError(404, f"no target named {name!r}")
-    return target_out(row)
+    return target_out(row, verdicts(session, [row], utcnow()).get(row.id))
 
 
 _TARGET_BODY = {

@@ -13,6 +13,7 @@ from monitor.db.base import utcnow
 from monitor.db.models import (
     Alert,
     Feed,
+    ObservedWindow,
     Outage,
     ProbeRollup,
     Provider,
@@ -46,7 +47,7 @@ def test_metrics_report_state_uptime_budget_latency_and_alerts(
     now = utcnow()
     with sessions() as session:
         rows = []
-        for name in ("gpu-0", "gpu-1"):
+        for name in ("gpu-0", "gpu-1", "gpu-stale"):
             cfg = TargetConfig(
                 name=name,
                 kind="tcp",
@@ -59,25 +60,46 @@ def test_metrics_report_state_uptime_budget_latency_and_alerts(
             row.created_at = now - timedelta(days=60)
             rows.append(row)
         session.flush()
-        gpu0, gpu1 = rows
+        gpu0, gpu1, stale = rows
         session.add_all(
             [
-                TargetState(
-                    target_id=gpu0.id,
-                    vantage="*",
+                *(
+                    TargetState(
+                        target_id=row.id,
+                        vantage=vantage,
+                        series="reachable",
+                        state=state,
+                        last_probe_at=now,
+                        consecutive_failures=0 if state == "up" else 2,
+                        consecutive_successes=1 if state == "up" else 0,
+                        detail={},
+                    )
+                    for row, state in ((gpu0, "up"), (gpu1, "down"))
+                    for vantage in ("*", "here")
+                ),
+                *(
+                    ObservedWindow(
+                        target_id=row.id,
+                        start=now - timedelta(days=40),
+                        end=now + timedelta(seconds=30),
+                        source="probe",
+                    )
+                    for row in (gpu0, gpu1)
+                ),
+                TargetState(  # a verdict nobody has refreshed for a day: unknown, not up
+                    target_id=stale.id,
+                    vantage="here",
                     series="reachable",
                     state="up",
-                    consecutive_failures=0,
-                    consecutive_successes=1,
+                    last_probe_at=now - timedelta(days=1),
                     detail={},
                 ),
                 TargetState(
-                    target_id=gpu1.id,
+                    target_id=stale.id,
                     vantage="*",
                     series="reachable",
-                    state="down",
-                    consecutive_failures=2,
-                    consecutive_successes=0,
+                    state="up",
+                    last_probe_at=now - timedelta(days=1),
                     detail={},
                 ),
                 Outage(
@@ -124,8 +146,11 @@ def test_metrics_report_state_uptime_budget_latency_and_alerts(
     got = samples(api.get("/metrics").text)
     assert got[("slamon_target_up", labels("gpu-0"))] == 1.0
     assert got[("slamon_target_up", labels("gpu-1"))] == 0.0
+    assert ("slamon_target_up", labels("gpu-stale")) not in got
     assert got[("slamon_target_month_uptime_ratio", labels("gpu-0"))] == 1.0
     assert got[("slamon_target_month_uptime_ratio", labels("gpu-1"))] < 1.0
+    # nothing watched gpu-stale this month: no uptime figure at all, not 100 %
+    assert ("slamon_target_month_uptime_ratio", labels("gpu-stale")) not in got
     assert got[("slamon_target_latency_seconds", labels("gpu-0"))] == 0.0125  # the latest minute
     month = month_period(f"{now:%Y-%m}")
     allowed = (month.end - month.start).total_seconds() * (1 - 99.5 / 100)

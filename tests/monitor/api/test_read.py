@@ -391,6 +391,7 @@ def test_vantages_say_which_one_is_blind_and_when_each_last_agreed(
         session.add_all(
             [
                 Vantage(name="east", targets=3, disagreeing=0, last_agreed_at=T0, updated_at=T0),
+                Vantage(name="idle", targets=0, disagreeing=0, updated_at=T0),
                 Vantage(name="north", targets=3, disagreeing=1, last_agreed_at=T0, updated_at=T0),
                 Vantage(
                     name="west",
@@ -407,10 +408,11 @@ def test_vantages_say_which_one_is_blind_and_when_each_last_agreed(
     body = get(api, "/api/v1/vantages", reader).json()
     assert [(v["vantage"], v["state"]) for v in body] == [
         ("east", "agrees"),
+        ("idle", "unknown"),
         ("north", "disagrees"),
         ("west", "blind"),
     ]
-    west = body[2]
+    west = body[3]
     assert (west["blind_since"], west["last_agreed_at"]) == (
         "2026-02-28T23:52:00Z",
         "2026-02-28T23:51:00Z",

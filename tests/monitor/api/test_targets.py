@@ -422,3 +422,51 @@ def test_the_configs_own_sla_policies_name_the_provider_of_an_api_target(
         "target 'trainer-0' names provider 'aws', but its SLA policy 'lambda-gpu' belongs to "
         "provider 'lambda' (leave provider out, or choose a policy of 'aws')"
     ]
+
+
+def test_targets_show_the_quorums_state_and_never_call_unknown_up(
+    api: ApiClient, admin: dict[str, str], reader: dict[str, str], sessions: sessionmaker[Session]
+) -> None:
+    from datetime import timedelta
+
+    from monitor.db.base import utcnow
+    from monitor.db.models import TargetState
+
+    for name in ("box-ok", "box-gpu7", "box-off", "box-stale", "box-new"):
+        assert register(api, admin, {**DCGM_BODY, "name": name}).status_code == 201
+    now = utcnow()
+    verdicts = {
+        "box-ok": ("up", "up", now),
+        "box-gpu7": ("up", "down", now),  # reachable, but a GPU fell off the bus
+        "box-off": ("down", "down", now),
+        "box-stale": ("up", "up", now - timedelta(hours=1)),  # nobody has looked for an hour
+    }
+    with sessions() as session, session.begin():
+        ids = dict(session.execute(select(Target.name, Target.id)).all())
+        for name, (reachable, usable, at) in verdicts.items():
+            for series, state in (("reachable", reachable), ("usable", usable)):
+                for vantage in ("*", "here"):  # the quorum's verdict; the vantage's last probe
+                    session.add(
+                        TargetState(
+                            target_id=ids[name],
+                            vantage=vantage,
+                            series=series,
+                            state=state,
+                            since=at - timedelta(days=1),  # the quorum row's stamp is old
+                            last_probe_at=at if vantage == "here" else at - timedelta(days=1),
+                        )
+                    )
+    listed = api.get("/api/v1/targets", headers=reader).json()["items"]
+    shown = {t["name"]: (t["state"], t["reachable"], t["usable"]) for t in listed}
+    assert shown == {
+        "box-ok": ("up", "up", "up"),
+        "box-gpu7": ("unusable", "up", "down"),
+        "box-off": ("down", "down", "down"),
+        "box-stale": ("unknown", "unknown", "unknown"),
+        "box-new": ("unknown", "unknown", "unknown"),
+    }
+    one = api.get("/api/v1/targets/box-gpu7", headers=reader).json()
+    assert (one["state"], one["last_probe_at"] is not None) == ("unusable", True)
+
+
+DCGM_BODY = {"kind": "dcgm", "url": "http://10.0.0.7:9400/metrics", "gpus": 8, "interval": 15}
