@@ -110,9 +110,12 @@ def exit_status(returncode: int) -> str:
 
 
 def subject(labels: Mapping[str, str]) -> str:
-    """What an alert is about, in a word or two: the target, else the provider and what of it."""
+    """What an alert is about, in a word or two: the target, the vantage, else the provider
+    and what of it."""
     if labels.get("target"):
         return labels["target"]
+    if labels.get("vantage"):
+        return f"vantage {labels['vantage']}"
     what = labels.get("incident") or labels.get("feed") or labels.get("region") or ""
     return " ".join(part for part in (labels.get("provider", ""), what) if part) or "-"
 

@@ -120,9 +120,10 @@ def test_exit_status_reads_as_people_say_it(returncode: int, expected: str) -> N
         ({"provider": "aws", "incident": "abc123", "region": "us-east-1"}, "aws abc123"),
         ({"provider": "gcp", "feed": "https://x/feed"}, "gcp https://x/feed"),
         ({"provider": "azure"}, "azure"),
+        ({"vantage": "west"}, "vantage west"),
         ({}, "-"),
     ],
-    ids=["target", "incident", "feed", "provider", "nothing"],
+    ids=["target", "incident", "feed", "provider", "vantage", "nothing"],
 )
 def test_an_alerts_subject_is_its_target_or_provider(labels: dict[str, str], expected: str) -> None:
     assert events.subject(labels) == expected

@@ -25,7 +25,7 @@ class Webhook:
 
     event: str  # firing | resolved
     rule: str
-    subject: str  # the alert's target, else its provider
+    subject: str  # the alert's target, else its provider, else its vantage
     fingerprint: str
     severity: str
     started_at: datetime | None
@@ -52,7 +52,7 @@ def webhooks(receiver: SignedWebhookReceiver) -> list[Webhook]:
             Webhook(
                 event=str(payload.get("event", "?")),
                 rule=str(alert.get("rule", "?")),
-                subject=str(labels.get("target") or labels.get("provider") or "?"),
+                subject=_subject(labels),
                 fingerprint=str(alert.get("fingerprint", "")),
                 severity=str(alert.get("severity", "")),
                 started_at=when(alert.get("started_at")),
@@ -98,7 +98,8 @@ def _pages(base: str, token: str, path: str, **params: Any) -> list[dict[str, An
 
 
 def _subject(labels: dict[str, Any]) -> str:
-    return str(labels.get("target") or labels.get("provider") or "?")
+    """What an alert is about: its target, else its provider, else its vantage."""
+    return str(labels.get("target") or labels.get("provider") or labels.get("vantage") or "?")
 
 
 def firing_alerts(base: str, token: str) -> dict[tuple[str, str], dict[str, Any]]:
