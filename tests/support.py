@@ -19,6 +19,16 @@ PG_ADMIN_URL = os.environ.get(
 PG_TEST_DB = os.environ.get("SLAMON_TEST_POSTGRES_DB", "slamon_test")
 REDIS_URL = os.environ.get("SLAMON_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 REQUIRE_SERVICES = os.environ.get("SLAMON_TEST_REQUIRE_SERVICES") == "1"
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's, driven by playwright (never a downloaded one)
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 
 
 def unavailable(what: str, reason: object) -> None:

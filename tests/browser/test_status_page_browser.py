@@ -17,18 +17,7 @@ from sqlalchemy.orm import Session
 from monitor.db.engine import make_engine
 from monitor.db.migrate import upgrade
 from tests.monitor.api.test_status_page import EVIL, seed
-from tests.support import REQUIRE_SERVICES, slamon_command, wait_for
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
+from tests.support import CHROMIUM, CHROMIUM_ARGS, REQUIRE_SERVICES, slamon_command, wait_for
 
 pytestmark = pytest.mark.slow
 EVIL_CSS = EVIL.replace("\\", "\\\\").replace('"', '\\"')  # as a CSS attribute value

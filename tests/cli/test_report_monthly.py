@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from tests.monitor.reports.test_monthly import FLEET
 from tests.support import PG_TEST_DB, recreate_pg_database, slamon_command, unavailable
 
 MONTH = "2025-03"  # long before the targets are registered (when the test runs)
@@ -124,19 +125,8 @@ def test_history_imported_for_a_month_before_registration_is_reported(
 
 # --------------------------------------------------------------------------- finding 7
 
-# name: (policy, hourly price, hours down on 2025-03-05, credit % owed)
-FLEET: dict[str, tuple[str, float, int, float]] = {
-    "aws-0": ("aws-ec2-instance", 98.32, 5, 10),
-    "aws-1": ("aws-ec2-instance", 98.32, 10, 30),
-    "aws-2": ("aws-ec2-instance", 98.32, 40, 100),
-    "aws-3": ("aws-ec2-instance", 98.32, 0, 0),
-    "gcp-0": ("gcp-compute-single-vm", 88.25, 1, 10),
-    "gcp-1": ("gcp-compute-single-vm", 88.25, 40, 25),
-    "gcp-2": ("gcp-compute-single-vm", 88.25, 0, 0),
-    "azure-0": ("azure-vm-single-premium", 98.0, 2, 10),
-    "azure-1": ("azure-vm-single-premium", 98.0, 80, 100),
-    "azure-2": ("azure-vm-single-premium", 98.0, 0, 0),
-}
+# the fleet of tests/monitor/reports/test_monthly.py: name -> (policy, hourly price, hours
+# down, credit % owed)
 CREDIT = sum(credit / 100 * price * HOURS for _, price, _, credit in FLEET.values())
 GPU_HOURS_LOST = sum(8 * down for _, _, down, _ in FLEET.values())
 

@@ -6,7 +6,6 @@ world starts (``prepare_world(world)``). A failing scenario's report carries the
 from __future__ import annotations
 
 from collections.abc import Generator, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,18 +13,8 @@ import pytest
 from tests.faults.servers import write_config
 from tests.scenarios.checks import Live, World
 from tests.scenarios.deployments import Deployment, embedded, production
-from tests.support import PG_TEST_DB, REQUIRE_SERVICES, unavailable
+from tests.support import CHROMIUM, CHROMIUM_ARGS, PG_TEST_DB, REQUIRE_SERVICES, unavailable
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 DEPLOYMENTS = [
     pytest.param("embedded"),
     pytest.param("production", marks=[pytest.mark.postgres, pytest.mark.redis]),
