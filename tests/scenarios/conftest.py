@@ -1,4 +1,4 @@
-"""Fixtures for the scenarios: one Chromium for the run, and per test module one running slamon
+"""Fixtures for the scenarios: one Chromium per test module, and per test module one running slamon
 per deployment shape (``embedded``, ``production``) with its own local world; the module says
 what slamon is configured with (``scenario_config(world) -> (providers, body)``) and how the
 world starts (``prepare_world(world)``). A failing scenario's report carries the process logs."""
@@ -21,9 +21,11 @@ DEPLOYMENTS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Debian's Chromium, headless, driven by playwright (one for the whole run)."""
+    """Debian's Chromium, headless, driven by playwright (one per scenario module: playwright's
+    sync API keeps an event loop running in this thread while it is open, and the tests after
+    the scenarios call ``asyncio.run``)."""
     if not CHROMIUM.exists():
         if REQUIRE_SERVICES:
             pytest.fail("Debian's chromium is required: apt-get install -y chromium")
