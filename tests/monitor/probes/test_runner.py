@@ -82,3 +82,56 @@ def test_the_gate_bounds_probes_in_flight(server: FeedServer, concurrency: int, 
     took = time.monotonic() - started
     assert all(r.ok for r in results)
     assert turns * 0.3 - 0.05 <= took < turns * 0.3 + 0.25
+
+
+# --- a vantage that cannot keep time judges nothing (issue 14: a cold, starved probe worker
+# --- reported every target down) ------------------------------------------------------------
+
+
+async def hog(target: ProbeTarget, client: ProbeClient) -> ProbeResult:
+    """Holds the event loop, as a cold process importing or a starved CPU does."""
+    time.sleep(1.5)
+    return ProbeResult(target.id, target.name, utcnow(), True)
+
+
+def test_a_probe_that_never_got_the_gate_is_unknown_not_a_timeout(
+    server: FeedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(PROBES, "stuck", stuck)
+    targets = [target(1, "stuck"), target(2, "http", f"{server.url}/healthz")]
+    stuck_result, healthy = asyncio.run(probe_many(targets, probe_client(), concurrency=1))
+    assert (stuck_result.ok, stuck_result.error_kind) == (False, "timeout")
+    # the healthy target queued behind the stuck probe until the deadline: nothing is known
+    assert (healthy.ok, healthy.error_kind) == (None, "vantage")
+
+
+def test_timeouts_that_fire_late_on_a_starved_loop_are_unknown(
+    server: FeedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(PROBES, "hog", hog)
+    monkeypatch.setitem(PROBES, "stuck", stuck)
+    server.delays["/healthz"] = 0.5  # it answers, in 0.5 s: within a 1 s timeout
+    targets = [
+        target(1, "http", f"{server.url}/healthz", timeout=1.0),
+        target(2, "stuck", timeout=1.0),
+        target(3, "hog", timeout=1.0),
+    ]
+    slow_but_fine, stuck_result, hogger = asyncio.run(probe_many(targets, probe_client()))
+    assert hogger.ok is True
+    assert stuck_result.error_kind in ("vantage", "timeout")
+    # the loop was held for 1.5 s while the answer waited: not a timeout of the target
+    assert (slow_but_fine.ok, slow_but_fine.error_kind) in ((True, None), (None, "vantage"))
+
+
+def test_a_silent_target_on_a_process_that_keeps_time_is_still_a_timeout(
+    server: FeedServer,
+) -> None:
+    server.delays["/healthz"] = 2.0
+    [result] = asyncio.run(
+        probe_many([target(1, "http", f"{server.url}/healthz", timeout=0.5)], probe_client())
+    )
+    assert (result.ok, result.error_kind, result.error) == (
+        False,
+        "timeout",
+        "no answer within 0.5 s",
+    )
