@@ -1,0 +1,109 @@
+"""Template variables and macros expanded the way Grafana expands them for its PostgreSQL
+datasource, so the dashboards' SQL can be run here exactly as Grafana would send it.
+
+What Grafana does (public/app/features/templating/template_srv.ts and the SQL datasource's
+``interpolateVariable``):
+
+* A variable that is multi-value or has "All" has each value quoted as a SQL literal
+  (``'a','b'``, a quote doubled); a plain single-value variable goes in as it is.
+* "All" selected with a custom ``allValue``: the ``allValue`` goes in verbatim, unquoted (it may
+  itself name variables, which are expanded in turn).
+* "All" selected without one: every option the variable's query returned, quoted and joined;
+  when the query returned nothing that is the empty string, and ``x IN ()`` is a syntax error.
+
+Pure: no database. The caller runs each variable's query and passes the options it got.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+ALL = "$__all"
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """A variable as a dashboard holds it: its definition, the options its query returned and
+    what is selected (``[ALL]`` for "All")."""
+
+    definition: Mapping[str, Any]
+    options: Sequence[str]
+    selected: Sequence[str]
+
+
+@dataclass(frozen=True, slots=True)
+class TimeRange:
+    start: datetime
+    end: datetime
+    interval: str = "1h"
+    interval_ms: int = 3_600_000
+
+
+def quote_literal(value: str) -> str:
+    """The SQL datasource's ``quoteLiteral``: single quotes, an inner quote doubled."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def is_all(selection: Selection) -> bool:
+    return ALL in selection.selected
+
+
+def render(selection: Selection) -> str:
+    """The text that replaces ``$name`` for this selection, before any nested expansion."""
+    definition = selection.definition
+    quoted = bool(definition.get("multi") or definition.get("includeAll"))
+    if is_all(selection):
+        if definition.get("allValue"):
+            return str(definition["allValue"])
+        values: Sequence[str] = selection.options
+    else:
+        values = selection.selected
+    if not quoted:
+        return ",".join(values)
+    return ",".join(quote_literal(v) for v in values)
+
+
+def expand_variables(sql: str, selections: Mapping[str, Selection]) -> str:
+    """Replace ``$name`` and ``${name}`` for every selection (longest names first, so
+    ``$pool`` never eats ``$pools``); a custom allValue is expanded again, as Grafana does."""
+    for name in sorted(selections, key=len, reverse=True):
+        text = render(selections[name])
+        if is_all(selections[name]) and selections[name].definition.get("allValue"):
+            text = expand_variables(text, {k: v for k, v in selections.items() if k != name})
+        sql = sql.replace(f"${{{name}}}", text)
+        # the text is a replacement template: its backslashes must stay literal
+        sql = re.sub(rf"\${re.escape(name)}(?!\w)", text.replace("\\", "\\\\"), sql)
+    return sql
+
+
+def expand_macros(sql: str, time: TimeRange) -> str:
+    """Grafana's PostgreSQL macros: ``$__timeFilter(col)``, ``$__timeFrom()``, ``$__timeTo()``,
+    ``$__timeGroupAlias(col, $__interval)``, ``$__interval`` and ``$__interval_ms``."""
+    frm, to = f"'{time.start.isoformat()}'", f"'{time.end.isoformat()}'"
+    sql = re.sub(
+        r"\$__timeGroupAlias\(([^,()]+),\s*\$__interval\)",
+        lambda g: (
+            f"date_bin('{time.interval}'::interval, {g.group(1).strip()}, "
+            "TIMESTAMPTZ '2000-01-01 00:00:00+00') AS \"time\""
+        ),
+        sql,
+    )
+    sql = re.sub(
+        r"\$__timeFilter\(([^()]+)\)", lambda g: f"{g.group(1)} BETWEEN {frm} AND {to}", sql
+    )
+    sql = sql.replace("$__timeFrom()", frm).replace("$__timeTo()", to)
+    sql = sql.replace("$__interval_ms", str(time.interval_ms))
+    return sql.replace("$__interval", time.interval)
+
+
+def expand(sql: str, selections: Mapping[str, Selection], time: TimeRange) -> str:
+    """Variables (Grafana's frontend), then macros (its backend); raises ValueError if anything
+    starting with ``$`` is left."""
+    out = expand_macros(expand_variables(sql, selections), time)
+    if "$" in out:
+        raise ValueError(f"unexpanded macro or variable in:\n{out}")
+    return out
