@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -17,13 +18,25 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.orm import Session
 
 from monitor.db import models as m
+from tests.dashboards.grafana_vars import ALL, Selection, TimeRange, expand
 
 DASHBOARDS = Path(__file__).resolve().parents[2] / "dashboards"
 DATASOURCE = {"type": "grafana-postgresql-datasource", "uid": "slamon-postgres"}
 FILES = ["alerts.json", "gpu-fleet.json", "provider-health.json", "sla-compliance.json"]
 TO = datetime.now(UTC).replace(microsecond=0)
 FROM = TO - timedelta(days=7)
-INTERVAL = "1h"
+TIME = TimeRange(FROM, TO, "1h", 3_600_000)
+VARIABLES = ["provider", "region", "pool"]
+ALL_VALUE = "'__all__'"
+GRAFANA_ROLE = "slamon_grafana"
+NO_SUCH_PROVIDER = "no-such-provider"
+# Panels that do not narrow by a variable, and why: (dashboard uid, panel id) -> variables.
+UNFILTERED: dict[tuple[str, int], set[str]] = {
+    ("slamon-alerts", 7): {"provider", "region", "pool"},  # slamon's own Celery tasks
+    # an incident names regions, never a pool
+    **{("slamon-provider-health", panel): {"pool"} for panel in range(1, 7)},
+    ("slamon-provider-health", 8): {"region", "pool"},  # a status feed covers a whole provider
+}
 
 # Columns each table/stat panel must return, by (dashboard uid, panel id).
 TABLE_COLUMNS: dict[tuple[str, int], list[str]] = {
@@ -92,47 +105,7 @@ def panels() -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
             yield name, dashboard, panel
 
 
-# --------------------------------------------------------------------------- macro expansion
-
-
-def quote_list(values: list[str]) -> str:
-    return ",".join("'" + v.replace("'", "''") + "'" for v in values)
-
-
-def expand(sql: str, variables: dict[str, list[str]]) -> str:
-    """Expand Grafana's PostgreSQL macros and template variables as Grafana does (multi-value
-    variables become a comma-separated list of quoted strings)."""
-    frm, to = f"'{FROM.isoformat()}'", f"'{TO.isoformat()}'"
-    sql = re.sub(
-        r"\$__timeGroupAlias\(([^,()]+),\s*\$__interval\)",
-        lambda g: (
-            f"date_bin('{INTERVAL}'::interval, {g.group(1).strip()}, "
-            "TIMESTAMPTZ '2000-01-01 00:00:00+00') AS \"time\""
-        ),
-        sql,
-    )
-    sql = re.sub(
-        r"\$__timeFilter\(([^()]+)\)", lambda g: f"{g.group(1)} BETWEEN {frm} AND {to}", sql
-    )
-    sql = sql.replace("$__timeFrom()", frm).replace("$__timeTo()", to)
-    sql = sql.replace("$__interval_ms", str(3_600_000)).replace("$__interval", INTERVAL)
-    for name in sorted(variables, key=len, reverse=True):
-        sql = sql.replace(f"${{{name}}}", quote_list(variables[name]))
-        sql = sql.replace(f"${name}", quote_list(variables[name]))
-    assert "$" not in sql, f"unexpanded macro or variable in:\n{sql}"
-    return sql
-
-
-def test_expansion_follows_grafana() -> None:
-    sql = expand(
-        "SELECT $__timeGroupAlias(at, $__interval), 1 FROM x WHERE $__timeFilter(at) "
-        "AND p IN ($provider)",
-        {"provider": ["a", "o'b"]},
-    )
-    assert "date_bin('1h'::interval, at," in sql
-    assert 'AS "time"' in sql
-    assert f"at BETWEEN '{FROM.isoformat()}' AND '{TO.isoformat()}'" in sql
-    assert "p IN ('a','o''b')" in sql
+PANELS = [pytest.param(n, p, id=f"{d['uid']}-{p['id']}-{p['type']}") for n, d, p in panels()]
 
 
 # --------------------------------------------------------------------------- structure
@@ -192,6 +165,58 @@ def test_the_dashboard_uids_are_stable_and_distinct() -> None:
 def test_every_table_panel_has_its_columns_listed_here() -> None:
     tables = {(d["uid"], p["id"]) for _, d, p in panels() if p["targets"][0]["format"] == "table"}
     assert tables == set(TABLE_COLUMNS)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_every_dashboard_has_provider_region_and_pool_variables(name: str) -> None:
+    assert [v["name"] for v in load(name)["templating"]["list"]] == VARIABLES
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_every_variable_defaults_to_all_with_a_custom_all_value(name: str) -> None:
+    # Without a custom allValue, "All" over an empty option list is `IN ()`: a syntax error.
+    for variable in load(name)["templating"]["list"]:
+        assert variable["includeAll"] is True, variable["name"]
+        assert variable["allValue"] == ALL_VALUE, variable["name"]
+        assert variable["current"]["value"] == [ALL], variable["name"]
+        assert variable["definition"] == variable["query"]
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_region_and_pool_narrow_to_the_variables_before_them(name: str) -> None:
+    queries = {v["name"]: v["query"] for v in load(name)["templating"]["list"]}
+    assert "$provider" in queries["region"]
+    assert {"$provider", "$region"} <= set(re.findall(r"\$\w+", queries["pool"]))
+
+
+@pytest.mark.parametrize(("name", "panel"), PANELS)
+def test_every_panel_narrows_by_each_variable_unless_listed_here(
+    name: str, panel: dict[str, Any]
+) -> None:
+    uid = load(name)["uid"]
+    sql = " ".join(target["rawSql"] for target in panel["targets"])
+    used = {v for v in VARIABLES if re.search(rf"\${v}\b", sql)}
+    assert set(VARIABLES) - used == UNFILTERED.get((uid, panel["id"]), set()), panel["title"]
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_panel_titles_are_unique_and_the_dashboard_is_not_editable(name: str) -> None:
+    # Provisioned dashboards cannot be saved from the UI: editable would only invite lost edits.
+    dashboard = load(name)
+    titles = [panel["title"] for panel in dashboard["panels"]]
+    assert len(titles) == len(set(titles)), titles
+    assert dashboard["editable"] is False
+
+
+@pytest.mark.parametrize(
+    ("uid", "panel_id"),
+    [("slamon-sla-compliance", 2), ("slamon-alerts", 5)],
+)
+def test_a_panel_with_one_value_per_row_shows_every_row(uid: str, panel_id: int) -> None:
+    # Grafana's default reduces each column to its last value: one bar or slice, not one per row.
+    (panel,) = [p for _, d, p in panels() if d["uid"] == uid and p["id"] == panel_id]
+    assert panel["type"] in {"bargauge", "piechart"}
+    assert panel["options"]["reduceOptions"] == {"values": True, "calcs": [], "fields": ""}
 
 
 # --------------------------------------------------------------------------- SQL on PostgreSQL
@@ -321,44 +346,93 @@ def seeded(postgresql_engine: Engine) -> Iterator[Connection]:
         connection.close()
 
 
-def resolve_variables(connection: Connection, dashboard: dict[str, Any]) -> dict[str, list[str]]:
-    """Run each variable's query in order (later ones use earlier ones, as in Grafana) and
-    select All."""
-    values: dict[str, list[str]] = {}
+@pytest.fixture(scope="module")
+def empty(postgresql_engine: Engine) -> Iterator[Connection]:
+    """A connection to the freshly migrated PostgreSQL, as `slamon migrate` leaves it: no rows
+    (the seeded fixture's rows are in a transaction it never commits)."""
+    connection = postgresql_engine.connect()
+    outer = connection.begin()
+    try:
+        for table in ("providers", "targets", "alerts", "incidents", "credit_claims"):
+            assert connection.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar_one() == 0
+        yield connection
+    finally:
+        outer.rollback()
+        connection.close()
+
+
+@contextmanager
+def as_grafana(connection: Connection) -> Iterator[Connection]:
+    """Run as the SELECT-only role Grafana's datasource uses; the savepoint is rolled back, which
+    undoes the SET LOCAL ROLE too."""
+    savepoint = connection.begin_nested()
+    try:
+        connection.execute(sa.text(f"SET LOCAL ROLE {GRAFANA_ROLE}"))
+        yield connection
+    finally:
+        savepoint.rollback()
+
+
+def resolve(
+    connection: Connection, dashboard: dict[str, Any], picks: dict[str, list[str]] | None = None
+) -> dict[str, Selection]:
+    """Run each variable's query in order, as Grafana does on load (later ones see earlier
+    ones' selections), and select ``picks`` or, by default, All."""
+    selections: dict[str, Selection] = {}
     for variable in dashboard["templating"]["list"]:
-        rows = connection.execute(sa.text(expand(variable["query"], values))).all()
-        values[variable["name"]] = [str(row[0]) for row in rows]
-    return values
+        with as_grafana(connection):
+            sql = expand(variable["query"], selections, TIME)
+            options = [str(row[0]) for row in connection.execute(sa.text(sql)).all()]
+        selected = (picks or {}).get(variable["name"], [ALL])
+        selections[variable["name"]] = Selection(variable, options, selected)
+    return selections
+
+
+def run_panel(
+    connection: Connection,
+    dashboard: dict[str, Any],
+    panel: dict[str, Any],
+    picks: dict[str, list[str]] | None = None,
+) -> list[tuple[list[str], list[sa.Row[Any]]]]:
+    """Every target of the panel run as Grafana's role: (columns, rows) for each."""
+    selections = resolve(connection, dashboard, picks)
+    results = []
+    for target in panel["targets"]:
+        with as_grafana(connection):
+            result = connection.execute(sa.text(expand(target["rawSql"], selections, TIME)))
+            results.append((list(result.keys()), result.all()))
+    return results
+
+
+@pytest.mark.postgres
+def test_the_grafana_role_exists_and_cannot_write(postgresql_engine: Engine) -> None:
+    with (
+        postgresql_engine.connect() as connection,
+        as_grafana(connection),
+        pytest.raises(sa.exc.ProgrammingError, match="permission denied"),
+    ):
+        connection.execute(sa.text("DELETE FROM task_stats"))
 
 
 @pytest.mark.postgres
 @pytest.mark.parametrize("name", FILES)
 def test_every_variable_query_returns_values(seeded: Connection, name: str) -> None:
-    values = resolve_variables(seeded, load(name))
-    for variable, options in values.items():
-        assert options, f"{variable} has no options"
-    assert "lambda" in values["provider"]
-    if "pool" in values:
-        assert set(values["pool"]) == {"h100", "none"}
+    selections = resolve(seeded, load(name))
+    for variable, selection in selections.items():
+        assert selection.options, f"{variable} has no options"
+    assert "lambda" in selections["provider"].options
+    assert set(selections["pool"].options) == {"h100", "none"}
 
 
 @pytest.mark.postgres
-@pytest.mark.parametrize(
-    ("name", "panel"),
-    [pytest.param(n, p, id=f"{d['uid']}-{p['id']}-{p['type']}") for n, d, p in panels()],
-)
+@pytest.mark.parametrize(("name", "panel"), PANELS)
 def test_every_panel_query_runs_and_returns_the_expected_shape(
     seeded: Connection, name: str, panel: dict[str, Any]
 ) -> None:
     dashboard = load(name)
-    variables = resolve_variables(seeded, dashboard)
-    for target in panel["targets"]:
-        with seeded.begin_nested():
-            result = seeded.execute(sa.text(expand(target["rawSql"], variables)))
-            columns = list(result.keys())
-            rows = result.all()
+    for columns, rows in run_panel(seeded, dashboard, panel):
         assert rows, f"{panel['title']!r} returned no rows"
-        if target["format"] == "time_series":
+        if panel["targets"][0]["format"] == "time_series":
             assert columns[0] == "time"
             assert all(isinstance(row[0], datetime) for row in rows)
             times = [row[0] for row in rows]
@@ -368,3 +442,21 @@ def test_every_panel_query_runs_and_returns_the_expected_shape(
             assert any(row[-1] is not None for row in rows)
         else:
             assert columns == TABLE_COLUMNS[(dashboard["uid"], panel["id"])]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(("name", "panel"), PANELS)
+def test_every_panel_query_runs_on_a_freshly_migrated_empty_database(
+    empty: Connection, name: str, panel: dict[str, Any]
+) -> None:
+    for columns, _ in run_panel(empty, load(name), panel):
+        assert columns
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(("name", "panel"), PANELS)
+def test_every_panel_query_runs_when_the_selected_provider_has_no_rows(
+    seeded: Connection, name: str, panel: dict[str, Any]
+) -> None:
+    for columns, _ in run_panel(seeded, load(name), panel, {"provider": [NO_SUCH_PROVIDER]}):
+        assert columns
