@@ -460,3 +460,37 @@ def test_every_panel_query_runs_when_the_selected_provider_has_no_rows(
 ) -> None:
     for columns, _ in run_panel(seeded, load(name), panel, {"provider": [NO_SUCH_PROVIDER]}):
         assert columns
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(("name", "panel"), PANELS)
+def test_every_panel_query_runs_with_one_value_picked_in_each_variable(
+    seeded: Connection, name: str, panel: dict[str, Any]
+) -> None:
+    picks = {"provider": ["lambda"], "region": ["us-east-1"], "pool": ["h100"]}
+    for columns, _ in run_panel(seeded, load(name), panel, picks):
+        assert columns
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    ("uid", "panel_id", "picks", "count"),
+    [
+        pytest.param("slamon-gpu-fleet", 2, {"pool": ["none"]}, 1, id="fleet-pool-none"),
+        pytest.param("slamon-gpu-fleet", 2, {"region": ["us-east-1"]}, 2, id="fleet-region"),
+        pytest.param("slamon-sla-compliance", 6, {"pool": ["h100"]}, 1, id="credit-its-pool"),
+        pytest.param("slamon-sla-compliance", 6, {"pool": ["none"]}, 0, id="credit-other-pool"),
+        pytest.param("slamon-sla-compliance", 6, {"region": ["none"]}, 1, id="credit-no-region"),
+        pytest.param("slamon-provider-health", 2, {"region": ["us-east-1"]}, 1, id="incident-in"),
+        pytest.param("slamon-provider-health", 2, {"region": ["none"]}, 0, id="incident-out"),
+        pytest.param("slamon-provider-health", 4, {"region": ["none"]}, 1, id="regionless-inc"),
+        pytest.param("slamon-alerts", 2, {"pool": ["none"]}, 2, id="alerts-without-pool-label"),
+    ],
+)
+def test_region_and_pool_narrow_the_panels_they_apply_to(
+    seeded: Connection, uid: str, panel_id: int, picks: dict[str, list[str]], count: int
+) -> None:
+    (dashboard,) = [load(n) for n in FILES if load(n)["uid"] == uid]
+    (panel,) = [p for p in dashboard["panels"] if p["id"] == panel_id]
+    ((_, rows),) = run_panel(seeded, dashboard, panel, picks)
+    assert len(rows) == count
