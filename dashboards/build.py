@@ -204,12 +204,23 @@ def every_row() -> common_builders.ReduceDataOptions:
 
 
 def rows_bargauge(
-    panel_id: int, title: str, grid: Grid, query: str, unit: str | None = None
+    panel_id: int,
+    title: str,
+    grid: Grid,
+    query: str,
+    unit: str | None = None,
+    steps: list[tuple[float | None, str]] | None = None,
 ) -> cogbuilder.Builder[model.Panel]:
-    """A bar per row of the query's result."""
+    """A bar per row of the query's result, coloured by ``steps`` (value, colour) if given."""
     panel = bargauge.Panel().reduce_options(every_row())
     if unit:
         panel = panel.unit(unit)
+    if steps:
+        panel = panel.thresholds(
+            builders.ThresholdsConfig()
+            .mode(model.ThresholdsMode.ABSOLUTE)
+            .steps([model.Threshold(value=value, color=color) for value, color in steps])
+        )
     return place(panel, panel_id, title, grid, query, "table")
 
 
@@ -698,6 +709,9 @@ def sla_compliance() -> builders.Dashboard:
                     """
                 ),
                 unit="percent",
+                # Grafana's default thresholds turn anything over 80 red; colour by SLA target:
+                # below the loosest built-in target (99.5) red, at the default target (99.9) green.
+                steps=[(None, "red"), (99.5, "orange"), (99.9, "green")],
             ),
             table_panel(
                 3,
