@@ -51,6 +51,32 @@ def sql(text: str) -> str:
     return textwrap.dedent(text).strip()
 
 
+# The SLA panels' shared start: the selected live fleet with its SLA target, and each
+# target's reachable downtime this month up to the end of the time range.
+MONTH_TO_DATE_DOWNTIME = """
+WITH fleet AS (
+  SELECT t.id, t.name, t.provider, t.pool,
+    COALESCE((sp.definition->>'target_pct')::float, 99.9) AS target_pct
+  FROM targets t LEFT JOIN sla_policies sp ON sp.name = COALESCE(t.sla_policy, (
+    SELECT pr.sla_policy FROM providers pr WHERE pr.slug = t.provider))
+  WHERE (t.retired_at IS NULL OR t.retired_at > date_trunc('month', $__timeTo()::timestamptz)) AND ('__all__' IN ($provider) OR t.provider IN ($provider)) AND ('__all__' IN ($region) OR COALESCE(t.region, 'none') IN ($region)) AND ('__all__' IN ($pool) OR COALESCE(t.pool, 'none') IN ($pool))
+), down AS (
+  SELECT f.id, COALESCE(sum(extract(epoch FROM
+      LEAST(COALESCE(o."end", $__timeTo()::timestamptz), $__timeTo()::timestamptz)
+      - GREATEST(o.start, date_trunc('month', $__timeTo()::timestamptz)))), 0) AS down_s
+  FROM fleet f LEFT JOIN outages o ON o.target_id = f.id AND o.series = 'reachable'
+    AND o.start < $__timeTo()::timestamptz
+    AND COALESCE(o."end", $__timeTo()::timestamptz) > date_trunc('month', $__timeTo()::timestamptz)
+  GROUP BY f.id
+)
+"""
+
+
+def month_to_date(select: str) -> str:
+    """A query over ``fleet`` and ``down`` (``MONTH_TO_DATE_DOWNTIME``)."""
+    return MONTH_TO_DATE_DOWNTIME.strip() + "\n" + sql(select)
+
+
 class SqlQuery(cogvariants.Dataquery):
     """A raw SQL target of the PostgreSQL datasource (the SDK has no model for it)."""
 
@@ -653,23 +679,8 @@ def sla_compliance() -> builders.Dashboard:
                 1,
                 "Month-to-date uptime per target",
                 Grid(0, 0, 24, 9),
-                sql(
+                month_to_date(
                     """
-                        WITH fleet AS (
-                          SELECT t.id, t.name, t.provider, t.pool,
-                            COALESCE((sp.definition->>'target_pct')::float, 99.9) AS target_pct
-                          FROM targets t LEFT JOIN sla_policies sp ON sp.name = COALESCE(t.sla_policy, (
-                            SELECT pr.sla_policy FROM providers pr WHERE pr.slug = t.provider))
-                          WHERE (t.retired_at IS NULL OR t.retired_at > date_trunc('month', $__timeTo()::timestamptz)) AND ('__all__' IN ($provider) OR t.provider IN ($provider)) AND ('__all__' IN ($region) OR COALESCE(t.region, 'none') IN ($region)) AND ('__all__' IN ($pool) OR COALESCE(t.pool, 'none') IN ($pool))
-                        ), down AS (
-                          SELECT f.id, COALESCE(sum(extract(epoch FROM
-                              LEAST(COALESCE(o."end", $__timeTo()::timestamptz), $__timeTo()::timestamptz)
-                              - GREATEST(o.start, date_trunc('month', $__timeTo()::timestamptz)))), 0) AS down_s
-                          FROM fleet f LEFT JOIN outages o ON o.target_id = f.id AND o.series = 'reachable'
-                            AND o.start < $__timeTo()::timestamptz
-                            AND COALESCE(o."end", $__timeTo()::timestamptz) > date_trunc('month', $__timeTo()::timestamptz)
-                          GROUP BY f.id
-                        )
                         SELECT f.name AS target, f.provider, f.pool,
                           round((100 * (1 - d.down_s / NULLIF(extract(epoch FROM $__timeTo()::timestamptz - date_trunc('month', $__timeTo()::timestamptz)), 0)))::numeric, 4) AS uptime_pct,
                           f.target_pct,
@@ -685,23 +696,8 @@ def sla_compliance() -> builders.Dashboard:
                 2,
                 "Month-to-date uptime per provider",
                 Grid(0, 9, 12, 8),
-                sql(
+                month_to_date(
                     """
-                        WITH fleet AS (
-                          SELECT t.id, t.name, t.provider, t.pool,
-                            COALESCE((sp.definition->>'target_pct')::float, 99.9) AS target_pct
-                          FROM targets t LEFT JOIN sla_policies sp ON sp.name = COALESCE(t.sla_policy, (
-                            SELECT pr.sla_policy FROM providers pr WHERE pr.slug = t.provider))
-                          WHERE (t.retired_at IS NULL OR t.retired_at > date_trunc('month', $__timeTo()::timestamptz)) AND ('__all__' IN ($provider) OR t.provider IN ($provider)) AND ('__all__' IN ($region) OR COALESCE(t.region, 'none') IN ($region)) AND ('__all__' IN ($pool) OR COALESCE(t.pool, 'none') IN ($pool))
-                        ), down AS (
-                          SELECT f.id, COALESCE(sum(extract(epoch FROM
-                              LEAST(COALESCE(o."end", $__timeTo()::timestamptz), $__timeTo()::timestamptz)
-                              - GREATEST(o.start, date_trunc('month', $__timeTo()::timestamptz)))), 0) AS down_s
-                          FROM fleet f LEFT JOIN outages o ON o.target_id = f.id AND o.series = 'reachable'
-                            AND o.start < $__timeTo()::timestamptz
-                            AND COALESCE(o."end", $__timeTo()::timestamptz) > date_trunc('month', $__timeTo()::timestamptz)
-                          GROUP BY f.id
-                        )
                         SELECT f.provider AS metric,
                           round((100 * (1 - sum(d.down_s) / (count(*) * NULLIF(extract(epoch FROM $__timeTo()::timestamptz - date_trunc('month', $__timeTo()::timestamptz)), 0))))::numeric, 4) AS uptime_pct
                         FROM fleet f JOIN down d ON d.id = f.id
@@ -717,23 +713,8 @@ def sla_compliance() -> builders.Dashboard:
                 3,
                 "Uptime vs target per provider and pool",
                 Grid(12, 9, 12, 8),
-                sql(
+                month_to_date(
                     """
-                        WITH fleet AS (
-                          SELECT t.id, t.name, t.provider, t.pool,
-                            COALESCE((sp.definition->>'target_pct')::float, 99.9) AS target_pct
-                          FROM targets t LEFT JOIN sla_policies sp ON sp.name = COALESCE(t.sla_policy, (
-                            SELECT pr.sla_policy FROM providers pr WHERE pr.slug = t.provider))
-                          WHERE (t.retired_at IS NULL OR t.retired_at > date_trunc('month', $__timeTo()::timestamptz)) AND ('__all__' IN ($provider) OR t.provider IN ($provider)) AND ('__all__' IN ($region) OR COALESCE(t.region, 'none') IN ($region)) AND ('__all__' IN ($pool) OR COALESCE(t.pool, 'none') IN ($pool))
-                        ), down AS (
-                          SELECT f.id, COALESCE(sum(extract(epoch FROM
-                              LEAST(COALESCE(o."end", $__timeTo()::timestamptz), $__timeTo()::timestamptz)
-                              - GREATEST(o.start, date_trunc('month', $__timeTo()::timestamptz)))), 0) AS down_s
-                          FROM fleet f LEFT JOIN outages o ON o.target_id = f.id AND o.series = 'reachable'
-                            AND o.start < $__timeTo()::timestamptz
-                            AND COALESCE(o."end", $__timeTo()::timestamptz) > date_trunc('month', $__timeTo()::timestamptz)
-                          GROUP BY f.id
-                        )
                         SELECT f.provider, COALESCE(f.pool, 'none') AS pool, count(*) AS targets,
                           round((100 * (1 - sum(d.down_s) / (count(*) * NULLIF(extract(epoch FROM $__timeTo()::timestamptz - date_trunc('month', $__timeTo()::timestamptz)), 0))))::numeric, 4) AS uptime_pct,
                           min(f.target_pct) AS target_pct,
