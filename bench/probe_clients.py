@@ -33,12 +33,12 @@ import httpx
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-import targets_server  # noqa: E402  (bench/ is on sys.path when run as a script)
+import targets_server
 
-from monitor.probes.http import probe as http_probe  # noqa: E402
-from monitor.probes.model import ProbeTarget  # noqa: E402
-from monitor.probes.runner import probe_client, probe_many  # noqa: E402
-from monitor.probes.wire import get  # noqa: E402
+from monitor.probes.http import probe as http_probe
+from monitor.probes.model import ProbeTarget
+from monitor.probes.runner import probe_client, probe_many
+from monitor.probes.wire import get
 
 Probe = Callable[[str], Awaitable[bool]]
 

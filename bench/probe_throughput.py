@@ -30,14 +30,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-import targets_server  # noqa: E402  (bench/ is on sys.path when run as a script)
+import targets_server
 
-from monitor.config.models import ProbesConfig, TargetConfig  # noqa: E402
-from monitor.db.engine import make_engine, make_sessionmaker  # noqa: E402
-from monitor.db.migrate import upgrade  # noqa: E402
-from monitor.probes.loop import ProbeLoop  # noqa: E402
-from monitor.probes.service import probe_round, shards  # noqa: E402
-from monitor.targets import upsert_target  # noqa: E402
+from monitor.config.models import ProbesConfig, TargetConfig
+from monitor.db.engine import make_engine, make_sessionmaker
+from monitor.db.migrate import upgrade
+from monitor.probes.loop import ProbeLoop
+from monitor.probes.service import probe_round, shards
+from monitor.targets import upsert_target
 
 
 def cpu_seconds() -> float:

@@ -27,7 +27,7 @@ import sqlalchemy as sa
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from measure import (  # noqa: E402
+from measure import (
     Meter,
     cmdline_matches,
     count_window,
@@ -37,8 +37,8 @@ from measure import (  # noqa: E402
     wait_for,
 )
 
-from monitor.db.engine import make_engine  # noqa: E402
-from monitor.db.models import ProbeResult  # noqa: E402
+from monitor.db.engine import make_engine
+from monitor.db.models import ProbeResult
 
 VENV_BIN = Path(sys.executable).parent
 API_PORT = 18955

@@ -44,10 +44,10 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-import redis  # noqa: E402
-import sqlalchemy as sa  # noqa: E402
+import redis
+import sqlalchemy as sa
 
-from monitor.alerts.channels.webhook import SIGNATURE_HEADER, verify_signature  # noqa: E402
+from monitor.alerts.channels.webhook import SIGNATURE_HEADER, verify_signature
 
 SECRET = "soak-webhook-secret-0123456789"
 RESTART_AFTER_S = 5.0

@@ -53,14 +53,20 @@ def sql(text: str) -> str:
 
 # The SLA panels' shared start: the selected live fleet with its SLA target, and each
 # target's reachable downtime this month up to the end of the time range.
-MONTH_TO_DATE_DOWNTIME = """
-WITH fleet AS (
+# The selected fleet live this month with each target's SLA target (its own policy, else its
+# provider's, else 99.9): what every SLA panel counts.
+SLA_FLEET = """fleet AS (
   SELECT t.id, t.name, t.provider, t.pool,
     COALESCE((sp.definition->>'target_pct')::float, 99.9) AS target_pct
   FROM targets t LEFT JOIN sla_policies sp ON sp.name = COALESCE(t.sla_policy, (
     SELECT pr.sla_policy FROM providers pr WHERE pr.slug = t.provider))
   WHERE (t.retired_at IS NULL OR t.retired_at > date_trunc('month', $__timeTo()::timestamptz)) AND ('__all__' IN ($provider) OR t.provider IN ($provider)) AND ('__all__' IN ($region) OR COALESCE(t.region, 'none') IN ($region)) AND ('__all__' IN ($pool) OR COALESCE(t.pool, 'none') IN ($pool))
-), down AS (
+)"""
+
+# The SLA panels' shared start: the fleet, and each target's reachable downtime this month up
+# to the end of the time range.
+MONTH_TO_DATE_DOWNTIME = f"""
+WITH {SLA_FLEET}, down AS (
   SELECT f.id, COALESCE(sum(extract(epoch FROM
       LEAST(COALESCE(o."end", $__timeTo()::timestamptz), $__timeTo()::timestamptz)
       - GREATEST(o.start, date_trunc('month', $__timeTo()::timestamptz)))), 0) AS down_s
@@ -183,24 +189,46 @@ def stat_panel(
 
 
 def table_panel(
-    panel_id: int, title: str, grid: Grid, query: str, description: str | None = None
+    panel_id: int,
+    title: str,
+    grid: Grid,
+    query: str,
+    description: str | None = None,
+    units: dict[str, str] | None = None,
 ) -> cogbuilder.Builder[model.Panel]:
-    return place(table.Panel(), panel_id, title, grid, query, "table", description)
+    """A table; ``units`` maps a column to its Grafana unit (``percent``, ``s``, ``m``,
+    ``currencyUSD``) so the cell reads ``99.95%`` or ``42 min``, not a bare number."""
+    panel = table.Panel()
+    for column, unit in (units or {}).items():
+        panel = panel.override_by_name(
+            column, [model.DynamicConfigValue(id_val="unit", value=unit)]
+        )
+    return place(panel, panel_id, title, grid, query, "table", description)
 
 
 def timeseries_panel(
-    panel_id: int, title: str, grid: Grid, query: str, unit: str | None = None
+    panel_id: int,
+    title: str,
+    grid: Grid,
+    query: str,
+    unit: str | None = None,
+    max_data_points: int | None = None,
 ) -> cogbuilder.Builder[model.Panel]:
+    """A time series; ``max_data_points`` caps the points per series (and so widens
+    ``$__interval``) where a finer one would cost more than it shows."""
     panel = timeseries.Panel()
     if unit:
         panel = panel.unit(unit)
+    if max_data_points:
+        panel = panel.max_data_points(max_data_points)
     return place(panel, panel_id, title, grid, query, "time_series")
 
 
-def up_down_timeline(
+def state_timeline(
     panel_id: int, title: str, grid: Grid, query: str
 ) -> cogbuilder.Builder[model.Panel]:
-    """A state timeline of 1 (up, green) and 0 (down, red) per series."""
+    """A state timeline of 1 (up, green), 0 (down, red) and 0.5 (unknown, grey: never shown as
+    up) per series."""
     panel = (
         statetimeline.Panel()
         .mappings(
@@ -208,6 +236,7 @@ def up_down_timeline(
                 model.ValueMap(
                     options={
                         "0": model.ValueMappingResult(text="down", color="red"),
+                        "0.5": model.ValueMappingResult(text="unknown", color="text"),
                         "1": model.ValueMappingResult(text="up", color="green"),
                     }
                 )
@@ -217,7 +246,11 @@ def up_down_timeline(
             builders.ThresholdsConfig()
             .mode(model.ThresholdsMode.ABSOLUTE)
             .steps(
-                [model.Threshold(value=None, color="red"), model.Threshold(value=1, color="green")]
+                [
+                    model.Threshold(value=None, color="red"),
+                    model.Threshold(value=0.5, color="text"),
+                    model.Threshold(value=1, color="green"),
+                ]
             )
         )
     )
@@ -396,8 +429,60 @@ def alerts() -> builders.Dashboard:
                     """
                 ),
                 description="Runs, failures and durations of each periodic task since the workers started recording (task_stats). A growing mean or a stale last run means the workers are falling behind.",
+                units={"mean_seconds": "s", "last_seconds": "s", "seconds_since_last": "s"},
             ),
         ],
+    )
+
+
+# The selected live fleet: every GPU fleet panel narrows by the three variables the same way.
+SELECTED_TARGETS = """t.retired_at IS NULL AND ('__all__' IN ($provider) OR t.provider IN ($provider)) AND ('__all__' IN ($region) OR COALESCE(t.region, 'none') IN ($region)) AND ('__all__' IN ($pool) OR COALESCE(t.pool, 'none') IN ($pool))"""
+
+# Buckets of the panel's interval over the time range, aligned as $__timeGroup aligns them.
+BUCKETS = """b AS (
+  SELECT generate_series(date_bin($__interval_ms * interval '1 millisecond', $__timeFrom()::timestamptz, TIMESTAMPTZ '2000-01-01 00:00:00+00'),
+    $__timeTo()::timestamptz, $__interval_ms * interval '1 millisecond') AS at
+)"""
+
+# Rollups of the resolution the range needs: minutes up to 6 hours (20 M rows at 1,000 targets
+# over the 14 days they are kept), beyond that closed hours plus the open hour's minutes (an
+# hour's rollup appears once the hour is over). Written so the (resolution, bucket_start) index
+# serves both arms.
+MINUTES_SUFFICE = """$__timeTo()::timestamptz - $__timeFrom()::timestamptz <= interval '6 hours' AND $__interval_ms < 3600000"""
+ROLLUP_RESOLUTION = f"""((r.resolution = 'minute' AND ({MINUTES_SUFFICE} OR r.bucket_start >= date_trunc('hour', now()))) OR (r.resolution = 'hour' AND NOT ({MINUTES_SUFFICE})))"""
+
+
+# A feed's health in one word, as the status page judges it (monitor/status/health.py), at the
+# default feed_stale_after of 30 minutes.
+FEED_STATE = """CASE WHEN f.id IS NULL THEN NULL WHEN NOT f.enabled THEN 'disabled' WHEN f.last_polled_at IS NULL THEN 'never-polled' WHEN f.last_success_at IS NULL THEN 'never-answered' WHEN now() - f.last_success_at <= interval '30 minutes' THEN 'fresh' WHEN f.consecutive_failures > 0 THEN 'unreachable' ELSE 'stale' END"""
+
+
+def worst_targets_timeline(series: str) -> str:
+    """The 20 selected targets down longest in the range on ``series``, each bucket's worst
+    state: down (0) where an outage overlaps it, unknown (0.5) where no observed window does,
+    else up (1). Intervals, not samples: what the monthly report counts."""
+    only_gpu = (
+        " AND EXISTS (SELECT 1 FROM target_states s WHERE s.target_id = t.id AND s.series = 'usable')"
+        if series == "usable"
+        else ""
+    )
+    return sql(
+        f"""
+            WITH worst AS (
+              SELECT t.id, t.name, sum(extract(epoch FROM LEAST(COALESCE(o."end", now()), $__timeTo()::timestamptz) - GREATEST(o.start, $__timeFrom()::timestamptz))) AS down_s
+              FROM outages o JOIN targets t ON t.id = o.target_id
+              WHERE o.series = '{series}' AND o.start < $__timeTo()::timestamptz AND COALESCE(o."end", now()) > $__timeFrom()::timestamptz AND {SELECTED_TARGETS}{only_gpu}
+              GROUP BY t.id, t.name ORDER BY down_s DESC, t.name LIMIT 20
+            ), {BUCKETS}
+            SELECT b.at AS "time", w.name AS metric,
+              CASE WHEN EXISTS (SELECT 1 FROM outages o WHERE o.target_id = w.id AND o.series = '{series}'
+                  AND o.start < b.at + $__interval_ms * interval '1 millisecond' AND COALESCE(o."end", now()) > b.at) THEN 0
+                WHEN EXISTS (SELECT 1 FROM observed_windows ow WHERE ow.target_id = w.id
+                  AND ow.start < b.at + $__interval_ms * interval '1 millisecond' AND ow."end" > b.at) THEN 1
+                ELSE 0.5 END AS {series}
+            FROM worst w CROSS JOIN b
+            ORDER BY 1, 2
+        """
     )
 
 
@@ -411,15 +496,18 @@ def gpu_fleet() -> builders.Dashboard:
         [
             stat_panel(
                 1,
-                "Targets by state (quorum)",
+                "Targets by state (quorum): reachable and usable",
                 Grid(0, 0, 8, 5),
                 sql(
-                    """
-                        SELECT count(*) FILTER (WHERE s.state = 'up') AS up,
-                          count(*) FILTER (WHERE s.state = 'down') AS down,
-                          count(*) FILTER (WHERE s.state NOT IN ('up', 'down')) AS unknown
-                        FROM targets t JOIN target_states s ON s.target_id = t.id AND s.vantage = '*' AND s.series = 'reachable'
-                        WHERE t.retired_at IS NULL AND ('__all__' IN ($provider) OR t.provider IN ($provider)) AND ('__all__' IN ($region) OR COALESCE(t.region, 'none') IN ($region)) AND ('__all__' IN ($pool) OR COALESCE(t.pool, 'none') IN ($pool))
+                    f"""
+                        SELECT count(*) FILTER (WHERE s.series = 'reachable' AND s.state = 'up') AS reachable_up,
+                          count(*) FILTER (WHERE s.series = 'reachable' AND s.state = 'down') AS reachable_down,
+                          count(*) FILTER (WHERE s.series = 'reachable' AND s.state NOT IN ('up', 'down')) AS reachable_unknown,
+                          count(*) FILTER (WHERE s.series = 'usable' AND s.state = 'up') AS usable_up,
+                          count(*) FILTER (WHERE s.series = 'usable' AND s.state = 'down') AS usable_down,
+                          count(*) FILTER (WHERE s.series = 'usable' AND s.state NOT IN ('up', 'down')) AS usable_unknown
+                        FROM targets t JOIN target_states s ON s.target_id = t.id AND s.vantage = '*'
+                        WHERE {SELECTED_TARGETS}
                     """
                 ),
             ),
@@ -428,92 +516,90 @@ def gpu_fleet() -> builders.Dashboard:
                 "Current state per target",
                 Grid(8, 0, 16, 5),
                 sql(
-                    """
+                    f"""
                         SELECT t.name AS target, t.provider, t.region, t.pool, t.instance_type, t.gpus,
                           max(s.state) FILTER (WHERE s.series = 'reachable') AS reachable,
                           max(s.state) FILTER (WHERE s.series = 'usable') AS usable,
                           max(s.since) FILTER (WHERE s.series = 'reachable') AS since
                         FROM targets t JOIN target_states s ON s.target_id = t.id AND s.vantage = '*'
-                        WHERE t.retired_at IS NULL AND ('__all__' IN ($provider) OR t.provider IN ($provider)) AND ('__all__' IN ($region) OR COALESCE(t.region, 'none') IN ($region)) AND ('__all__' IN ($pool) OR COALESCE(t.pool, 'none') IN ($pool))
+                        WHERE {SELECTED_TARGETS}
                         GROUP BY t.id, t.name, t.provider, t.region, t.pool, t.instance_type, t.gpus
                         ORDER BY t.name
                     """
                 ),
             ),
-            up_down_timeline(
+            state_timeline(
                 3,
-                "Up/down per target",
-                Grid(0, 5, 24, 8),
-                sql(
-                    """
-                        SELECT $__timeGroupAlias(r.bucket_start, $__interval), t.name AS metric,
-                          min(CASE WHEN EXISTS (SELECT 1 FROM outages o WHERE o.target_id = t.id AND o.series = 'reachable'
-                              AND o.start <= r.bucket_start AND COALESCE(o."end", now()) > r.bucket_start) THEN 0 ELSE 1 END) AS up
-                        FROM probe_rollups r JOIN targets t ON t.id = r.target_id
-                        WHERE $__timeFilter(r.bucket_start) AND r.resolution = CASE WHEN $__timeTo()::timestamptz - $__timeFrom()::timestamptz > interval '2 days' THEN 'hour' ELSE 'minute' END AND ('__all__' IN ($provider) OR t.provider IN ($provider)) AND ('__all__' IN ($region) OR COALESCE(t.region, 'none') IN ($region)) AND ('__all__' IN ($pool) OR COALESCE(t.pool, 'none') IN ($pool))
-                        GROUP BY 1, 2 ORDER BY 1
-                    """
-                ),
+                "Reachable: the 20 targets down longest in range",
+                Grid(0, 5, 12, 8),
+                worst_targets_timeline("reachable"),
+            ),
+            state_timeline(
+                7,
+                "GPU usable: the 20 targets unusable longest in range",
+                Grid(12, 5, 12, 8),
+                worst_targets_timeline("usable"),
             ),
             timeseries_panel(
                 4,
-                "Share of targets up per pool",
+                "Share of observed targets up: reachable and usable",
                 Grid(0, 13, 12, 8),
                 sql(
-                    """
-                        SELECT $__timeGroupAlias(r.bucket_start, $__interval), COALESCE(t.pool, 'none') AS metric,
-                          avg(CASE WHEN EXISTS (SELECT 1 FROM outages o WHERE o.target_id = t.id AND o.series = 'reachable'
-                              AND o.start <= r.bucket_start AND COALESCE(o."end", now()) > r.bucket_start) THEN 0 ELSE 1 END) AS up_ratio
-                        FROM probe_rollups r JOIN targets t ON t.id = r.target_id
-                        WHERE $__timeFilter(r.bucket_start) AND r.resolution = CASE WHEN $__timeTo()::timestamptz - $__timeFrom()::timestamptz > interval '2 days' THEN 'hour' ELSE 'minute' END AND ('__all__' IN ($provider) OR t.provider IN ($provider)) AND ('__all__' IN ($region) OR COALESCE(t.region, 'none') IN ($region)) AND ('__all__' IN ($pool) OR COALESCE(t.pool, 'none') IN ($pool))
+                    f"""
+                        WITH fleet AS (
+                          SELECT t.id, EXISTS (SELECT 1 FROM target_states s WHERE s.target_id = t.id AND s.series = 'usable') AS gpu
+                          FROM targets t WHERE {SELECTED_TARGETS}
+                        ), {BUCKETS}, seen AS (
+                          SELECT DISTINCT b.at, f.id, f.gpu
+                          FROM b JOIN observed_windows ow ON ow.start < b.at + $__interval_ms * interval '1 millisecond' AND ow."end" > b.at
+                          JOIN fleet f ON f.id = ow.target_id
+                        ), down AS (
+                          SELECT DISTINCT b.at, o.target_id, o.series
+                          FROM b JOIN outages o ON o.start < b.at + $__interval_ms * interval '1 millisecond' AND COALESCE(o."end", now()) > b.at
+                          WHERE o.target_id IN (SELECT id FROM fleet)
+                        )
+                        SELECT s.at AS "time", v.series AS metric,
+                          1 - count(d.target_id)::float / NULLIF(count(*), 0) AS up_ratio
+                        FROM seen s CROSS JOIN (VALUES ('reachable'), ('usable')) AS v(series)
+                        LEFT JOIN down d ON d.at = s.at AND d.target_id = s.id AND d.series = v.series
+                        WHERE v.series = 'reachable' OR s.gpu
                         GROUP BY 1, 2 ORDER BY 1
                     """
                 ),
                 unit="percentunit",
+                max_data_points=300,
             ),
             timeseries_panel(
                 5,
-                "Probe latency p95",
+                "Probe latency p95, worst target per provider",
                 Grid(12, 13, 12, 8),
                 sql(
-                    """
-                        SELECT $__timeGroupAlias(r.bucket_start, $__interval), t.name AS metric,
+                    f"""
+                        SELECT $__timeGroupAlias(r.bucket_start, $__interval), t.provider AS metric,
                           max(r.latency_p95_ms) AS p95_ms
                         FROM probe_rollups r JOIN targets t ON t.id = r.target_id
-                        WHERE $__timeFilter(r.bucket_start) AND r.resolution = CASE WHEN $__timeTo()::timestamptz - $__timeFrom()::timestamptz > interval '2 days' THEN 'hour' ELSE 'minute' END AND r.latency_p95_ms IS NOT NULL AND ('__all__' IN ($provider) OR t.provider IN ($provider)) AND ('__all__' IN ($region) OR COALESCE(t.region, 'none') IN ($region)) AND ('__all__' IN ($pool) OR COALESCE(t.pool, 'none') IN ($pool))
+                        WHERE $__timeFilter(r.bucket_start) AND {ROLLUP_RESOLUTION} AND r.latency_p95_ms IS NOT NULL AND {SELECTED_TARGETS}
                         GROUP BY 1, 2 ORDER BY 1
                     """
                 ),
                 unit="ms",
+                max_data_points=300,
             ),
             timeseries_panel(
                 6,
-                "Probe failure ratio per pool",
-                Grid(0, 21, 12, 8),
+                "Probe failure ratio per provider",
+                Grid(0, 21, 24, 8),
                 sql(
-                    """
-                        SELECT $__timeGroupAlias(r.bucket_start, $__interval), COALESCE(t.pool, 'none') AS metric,
-                          sum(r.failures)::float / NULLIF(sum(r.count), 0) AS failure_ratio
+                    f"""
+                        SELECT $__timeGroupAlias(r.bucket_start, $__interval), t.provider AS metric,
+                          sum(r.failures)::float / NULLIF(sum(r.count - r.unknown), 0) AS failure_ratio
                         FROM probe_rollups r JOIN targets t ON t.id = r.target_id
-                        WHERE $__timeFilter(r.bucket_start) AND r.resolution = CASE WHEN $__timeTo()::timestamptz - $__timeFrom()::timestamptz > interval '2 days' THEN 'hour' ELSE 'minute' END AND ('__all__' IN ($provider) OR t.provider IN ($provider)) AND ('__all__' IN ($region) OR COALESCE(t.region, 'none') IN ($region)) AND ('__all__' IN ($pool) OR COALESCE(t.pool, 'none') IN ($pool))
+                        WHERE $__timeFilter(r.bucket_start) AND {ROLLUP_RESOLUTION} AND {SELECTED_TARGETS}
                         GROUP BY 1, 2 ORDER BY 1
                     """
                 ),
                 unit="percentunit",
-            ),
-            up_down_timeline(
-                7,
-                "GPU usable per target",
-                Grid(12, 21, 12, 8),
-                sql(
-                    """
-                        SELECT $__timeGroupAlias(pr.at, $__interval), t.name AS metric,
-                          min(CASE WHEN pr.usable THEN 1 ELSE 0 END) AS usable
-                        FROM probe_results pr JOIN targets t ON t.id = pr.target_id
-                        WHERE $__timeFilter(pr.at) AND pr.usable IS NOT NULL AND ('__all__' IN ($provider) OR t.provider IN ($provider)) AND ('__all__' IN ($region) OR COALESCE(t.region, 'none') IN ($region)) AND ('__all__' IN ($pool) OR COALESCE(t.pool, 'none') IN ($pool))
-                        GROUP BY 1, 2 ORDER BY 1
-                    """
-                ),
+                max_data_points=300,
             ),
             table_panel(
                 8,
@@ -528,6 +614,7 @@ def gpu_fleet() -> builders.Dashboard:
                         ORDER BY o.start DESC
                     """
                 ),
+                units={"duration_minutes": "m"},
             ),
         ],
     )
@@ -566,6 +653,7 @@ def provider_health() -> builders.Dashboard:
                         ORDER BY i.started_at DESC
                     """
                 ),
+                units={"open_minutes": "m"},
             ),
             timeseries_panel(
                 3,
@@ -595,6 +683,7 @@ def provider_health() -> builders.Dashboard:
                         ORDER BY i.started_at DESC
                     """
                 ),
+                units={"duration_minutes": "m"},
             ),
             table_panel(
                 5,
@@ -611,6 +700,7 @@ def provider_health() -> builders.Dashboard:
                         GROUP BY p.slug ORDER BY p.slug
                     """
                 ),
+                units={"tta_minutes": "m", "ttr_minutes": "m", "ttr_max_minutes": "m"},
             ),
             timeseries_panel(
                 6,
@@ -647,21 +737,95 @@ def provider_health() -> builders.Dashboard:
                         ORDER BY i.started_at DESC
                     """
                 ),
+                units={"lag_minutes": "m", "seen_after_minutes": "m"},
             ),
             table_panel(
                 8,
                 "Status feeds",
                 Grid(12, 21, 12, 8),
                 sql(
-                    """
-                        SELECT p.slug AS provider, f.kind, f.url, f.last_success_at,
+                    f"""
+                        SELECT p.slug AS provider, f.kind, {FEED_STATE} AS feed_state, f.url, f.last_success_at,
                           round(extract(epoch FROM now() - f.last_success_at)::numeric) AS seconds_since_success,
                           f.consecutive_failures, f.last_error
                         FROM feeds f JOIN providers p ON p.id = f.provider_id
-                        WHERE f.enabled AND ('__all__' IN ($provider) OR p.slug IN ($provider))
+                        WHERE ('__all__' IN ($provider) OR p.slug IN ($provider))
                         ORDER BY p.slug, f.kind
                     """
                 ),
+                units={"seconds_since_success": "s"},
+            ),
+            table_panel(
+                9,
+                "Provider state now, as the status page shows it",
+                Grid(0, 29, 12, 8),
+                sql(
+                    f"""
+                        SELECT p.slug AS provider,
+                          CASE WHEN i.incidents > 0 THEN 'incident' WHEN i.maintenance > 0 THEN 'maintenance'
+                            WHEN {FEED_STATE} = 'fresh' THEN 'operational' ELSE 'unknown' END AS state,
+                          COALESCE({FEED_STATE}, 'none') AS feed_state, f.last_success_at,
+                          i.incidents AS open_incidents, i.maintenance AS open_maintenance
+                        FROM providers p
+                        LEFT JOIN LATERAL (
+                          SELECT * FROM feeds f WHERE f.provider_id = p.id
+                          ORDER BY f.enabled DESC, f.last_success_at DESC NULLS LAST, f.last_polled_at DESC NULLS LAST LIMIT 1
+                        ) f ON true
+                        CROSS JOIN LATERAL (
+                          SELECT count(*) FILTER (WHERE NOT i.is_maintenance) AS incidents,
+                            count(*) FILTER (WHERE i.is_maintenance) AS maintenance
+                          FROM incidents i
+                          WHERE i.provider_id = p.id AND i.resolved_at IS NULL AND i.status <> 'resolved' AND i.relevant
+                        ) i
+                        WHERE ('__all__' IN ($provider) OR p.slug IN ($provider))
+                          AND (EXISTS (SELECT 1 FROM feeds x WHERE x.provider_id = p.id) OR EXISTS (SELECT 1 FROM targets t WHERE t.provider = p.slug))
+                        ORDER BY p.slug
+                    """
+                ),
+            ),
+            table_panel(
+                10,
+                "Fleet time in range per provider: up, down, unusable, unknown",
+                Grid(12, 29, 12, 8),
+                sql(
+                    """
+                        WITH fleet AS (
+                          SELECT t.id, t.provider,
+                            GREATEST($__timeFrom()::timestamptz, LEAST(t.created_at, (SELECT min(w.start) FROM observed_windows w WHERE w.target_id = t.id))) AS lo,
+                            LEAST($__timeTo()::timestamptz, now(), COALESCE(t.retired_at, 'infinity')) AS hi,
+                            EXISTS (SELECT 1 FROM target_states s WHERE s.target_id = t.id AND s.series = 'usable') AS gpu
+                          FROM targets t
+                          WHERE t.provider IS NOT NULL AND (t.retired_at IS NULL OR t.retired_at > $__timeFrom()::timestamptz)
+                            AND ('__all__' IN ($provider) OR t.provider IN ($provider)) AND ('__all__' IN ($region) OR COALESCE(t.region, 'none') IN ($region)) AND ('__all__' IN ($pool) OR COALESCE(t.pool, 'none') IN ($pool))
+                        ), per_target AS (
+                          SELECT f.provider, f.gpu, GREATEST(extract(epoch FROM f.hi - f.lo), 0) AS span_s,
+                            (SELECT COALESCE(sum(extract(epoch FROM LEAST(w."end", f.hi) - GREATEST(w.start, f.lo))), 0)
+                             FROM observed_windows w WHERE w.target_id = f.id AND w.start < f.hi AND w."end" > f.lo) AS observed_s,
+                            (SELECT COALESCE(sum(extract(epoch FROM LEAST(COALESCE(o."end", now()), f.hi) - GREATEST(o.start, f.lo))), 0)
+                             FROM outages o WHERE o.target_id = f.id AND o.series = 'reachable' AND o.start < f.hi AND COALESCE(o."end", now()) > f.lo) AS down_s,
+                            (SELECT COALESCE(sum(extract(epoch FROM LEAST(COALESCE(o."end", now()), f.hi) - GREATEST(o.start, f.lo))), 0)
+                             FROM outages o WHERE o.target_id = f.id AND o.series = 'usable' AND o.start < f.hi AND COALESCE(o."end", now()) > f.lo) AS unusable_s
+                          FROM fleet f WHERE f.hi > f.lo
+                        )
+                        SELECT provider, count(*) AS targets,
+                          round((100 * (sum(observed_s) - sum(down_s)) / NULLIF(sum(observed_s), 0))::numeric, 3) AS reachable_pct,
+                          round((100 * (sum(observed_s) FILTER (WHERE gpu) - sum(unusable_s) FILTER (WHERE gpu)) / NULLIF(sum(observed_s) FILTER (WHERE gpu), 0))::numeric, 3) AS usable_pct,
+                          round((100 * (sum(span_s) - sum(observed_s)) / NULLIF(sum(span_s), 0))::numeric, 3) AS unknown_pct,
+                          round((sum(down_s) / 60)::numeric, 1) AS down_minutes,
+                          round((sum(unusable_s) / 60)::numeric, 1) AS unusable_minutes,
+                          round((GREATEST(sum(span_s) - sum(observed_s), 0) / 60)::numeric, 1) AS unknown_minutes
+                        FROM per_target GROUP BY provider ORDER BY provider
+                    """
+                ),
+                units={
+                    "reachable_pct": "percent",
+                    "usable_pct": "percent",
+                    "unknown_pct": "percent",
+                    "down_minutes": "m",
+                    "unusable_minutes": "m",
+                    "unknown_minutes": "m",
+                },
+                description="Up and usable shares are of the time slamon observed; unknown is the time it did not (no probe recorded), never counted as up. The monthly report computes the same from the same intervals.",
             ),
         ],
     )
@@ -691,6 +855,12 @@ def sla_compliance() -> builders.Dashboard:
                         ORDER BY uptime_pct, f.name
                     """
                 ),
+                units={
+                    "uptime_pct": "percent",
+                    "target_pct": "percent",
+                    "downtime_minutes": "m",
+                    "budget_used_pct": "percent",
+                },
             ),
             rows_bargauge(
                 2,
@@ -723,37 +893,40 @@ def sla_compliance() -> builders.Dashboard:
                         GROUP BY f.provider, COALESCE(f.pool, 'none') ORDER BY 1, 2
                     """
                 ),
+                units={
+                    "uptime_pct": "percent",
+                    "target_pct": "percent",
+                    "budget_used_pct": "percent",
+                },
             ),
             timeseries_panel(
                 4,
                 "Error budget burned (month to date)",
                 Grid(0, 17, 12, 8),
                 sql(
-                    """
-                        WITH fleet AS (
-                          SELECT t.id, t.provider,
-                            COALESCE((sp.definition->>'target_pct')::float, 99.9) AS target_pct
-                          FROM targets t LEFT JOIN sla_policies sp ON sp.name = t.sla_policy
-                          WHERE t.retired_at IS NULL AND ('__all__' IN ($provider) OR t.provider IN ($provider)) AND ('__all__' IN ($region) OR COALESCE(t.region, 'none') IN ($region)) AND ('__all__' IN ($pool) OR COALESCE(t.pool, 'none') IN ($pool))
+                    f"""
+                        WITH {SLA_FLEET}, allowance AS (
+                          SELECT provider, sum(1 - target_pct / 100) AS share FROM fleet GROUP BY provider
                         ), b AS (
                           SELECT generate_series($__timeFrom()::timestamptz, $__timeTo()::timestamptz,
                             GREATEST($__interval_ms, 60000) * interval '1 millisecond') AS at
+                        ), down AS (
+                          SELECT f.provider, o.start, COALESCE(o."end", 'infinity') AS "end"
+                          FROM outages o JOIN fleet f ON f.id = o.target_id
+                          WHERE o.series = 'reachable' AND o.start < $__timeTo()::timestamptz
+                            AND COALESCE(o."end", 'infinity') > date_trunc('month', $__timeFrom()::timestamptz)
                         )
-                        SELECT b.at AS "time", f.provider AS metric,
-                          100 * sum(COALESCE(d.down_s, 0)) / NULLIF(sum((1 - f.target_pct / 100)
-                            * extract(epoch FROM (date_trunc('month', b.at) + interval '1 month') - date_trunc('month', b.at))), 0)
+                        SELECT b.at AS "time", a.provider AS metric,
+                          100 * COALESCE(sum(extract(epoch FROM LEAST(d."end", b.at) - GREATEST(d.start, date_trunc('month', b.at)))), 0)
+                            / NULLIF(a.share * extract(epoch FROM (date_trunc('month', b.at) + interval '1 month') - date_trunc('month', b.at)), 0)
                             AS budget_burned_pct
-                        FROM b CROSS JOIN fleet f
-                        LEFT JOIN LATERAL (
-                          SELECT sum(extract(epoch FROM LEAST(COALESCE(o."end", b.at), b.at) - GREATEST(o.start, date_trunc('month', b.at)))) AS down_s
-                          FROM outages o
-                          WHERE o.target_id = f.id AND o.series = 'reachable' AND o.start < b.at
-                            AND COALESCE(o."end", b.at) > date_trunc('month', b.at)
-                        ) d ON true
-                        GROUP BY 1, 2 ORDER BY 1
+                        FROM b CROSS JOIN allowance a
+                        LEFT JOIN down d ON d.provider = a.provider AND d.start < b.at AND d."end" > date_trunc('month', b.at)
+                        GROUP BY b.at, a.provider, a.share ORDER BY 1
                     """
                 ),
                 unit="percent",
+                max_data_points=300,
             ),
             timeseries_panel(
                 5,
@@ -784,6 +957,7 @@ def sla_compliance() -> builders.Dashboard:
                         ORDER BY c.month DESC, c.provider
                     """
                 ),
+                units={"credit_pct": "percent"},
             ),
         ],
     )

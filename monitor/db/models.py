@@ -212,6 +212,7 @@ class ProbeRollup(Base):
     """Per-minute or per-hour aggregates of probe results, kept for ever."""
 
     __tablename__ = "probe_rollups"
+    __table_args__ = (Index("ix_probe_rollups_resolution_bucket", "resolution", "bucket_start"),)
 
     target_id: Mapped[int] = mapped_column(
         ForeignKey("targets.id", ondelete="CASCADE"), primary_key=True

@@ -17,8 +17,8 @@ import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 from sqlalchemy.orm import Session
 
+from dashboards.grafana_vars import ALL, Selection, TimeRange, expand
 from monitor.db import models as m
-from tests.dashboards.grafana_vars import ALL, Selection, TimeRange, expand
 
 DASHBOARDS = Path(__file__).resolve().parents[2] / "dashboards"
 DATASOURCE = {"type": "grafana-postgresql-datasource", "uid": "slamon-postgres"}
@@ -36,6 +36,7 @@ UNFILTERED: dict[tuple[str, int], set[str]] = {
     # an incident names regions, never a pool
     **{("slamon-provider-health", panel): {"pool"} for panel in range(1, 7)},
     ("slamon-provider-health", 8): {"region", "pool"},  # a status feed covers a whole provider
+    ("slamon-provider-health", 9): {"region", "pool"},  # so does the status page's verdict
 }
 
 # Columns each table/stat panel must return, by (dashboard uid, panel id).
@@ -55,10 +56,21 @@ TABLE_COLUMNS: dict[tuple[str, int], list[str]] = {
         "time", "provider", "title", "lag_minutes", "seen_after_minutes",
     ],
     ("slamon-provider-health", 8): [
-        "provider", "kind", "url", "last_success_at", "seconds_since_success",
+        "provider", "kind", "feed_state", "url", "last_success_at", "seconds_since_success",
         "consecutive_failures", "last_error",
     ],
-    ("slamon-gpu-fleet", 1): ["up", "down", "unknown"],
+    ("slamon-provider-health", 9): [
+        "provider", "state", "feed_state", "last_success_at", "open_incidents",
+        "open_maintenance",
+    ],
+    ("slamon-provider-health", 10): [
+        "provider", "targets", "reachable_pct", "usable_pct", "unknown_pct", "down_minutes",
+        "unusable_minutes", "unknown_minutes",
+    ],
+    ("slamon-gpu-fleet", 1): [
+        "reachable_up", "reachable_down", "reachable_unknown", "usable_up", "usable_down",
+        "usable_unknown",
+    ],
     ("slamon-gpu-fleet", 2): [
         "target", "provider", "region", "pool", "instance_type", "gpus", "reachable", "usable",
         "since",
@@ -234,7 +246,8 @@ def seed(session: Session) -> None:
     session.flush()
     feed = m.Feed(
         provider_id=lambda_.id, kind="statuspage", url="https://status.lambda.test",
-        last_success_at=now - timedelta(minutes=2), consecutive_failures=1, last_error="timeout",
+        last_polled_at=now - timedelta(minutes=1), last_success_at=now - timedelta(minutes=2),
+        consecutive_failures=1, last_error="timeout",
     )  # fmt: skip
     session.add(feed)
     targets = [
@@ -242,11 +255,18 @@ def seed(session: Session) -> None:
                  gpus=8, instance_type="8xH100", sla_policy="gold"),
         m.Target(name="gpu-b", kind="http", provider="lambda", region="us-east-1", pool="h100",
                  gpus=8),
-        m.Target(name="gpu-c", kind="http", provider="runpod", region=None, pool=None, gpus=1),
+        m.Target(name="gpu-c", kind="http", provider="runpod", region=None, pool=None, gpus=1,
+                 created_at=now - timedelta(hours=24)),  # but observed only for 2 h
     ]  # fmt: skip
     session.add_all(targets)
     session.flush()
     for target in targets:
+        # observed for the last two days (what the probe rounds record), but gpu-c since 2 h:
+        # before that its time is unknown
+        observed_from = now - timedelta(hours=2 if target.name == "gpu-c" else 48)
+        session.add(
+            m.ObservedWindow(target_id=target.id, start=observed_from, end=now, source="probe")
+        )
         for series in ("reachable", "usable"):
             state = "down" if target.name == "gpu-b" and series == "reachable" else "up"
             session.add(
@@ -295,7 +315,8 @@ def seed(session: Session) -> None:
             m.Incident(provider_id=lambda_.id, feed_id=feed.id, source_id="inc-1",
                        title="H100 instances unreachable", status="investigating",
                        impact="major", started_at=started, first_seen_at=started
-                       + timedelta(minutes=3), content_hash="a" * 64, regions=["us-east-1"]),
+                       + timedelta(minutes=3), content_hash="a" * 64, regions=["us-east-1"],
+                       relevant=True),  # it names the region gpu-a and gpu-b are in
             m.Incident(provider_id=lambda_.id, source_id="inc-2", title="API errors",
                        status="resolved", impact="minor", started_at=now - timedelta(days=2),
                        acknowledged_at=now - timedelta(days=2) + timedelta(minutes=7),

@@ -1,13 +1,13 @@
-"""Grafana's expansion of template variables and macros, as tests/dashboards/grafana_vars.py
+"""Grafana's expansion of template variables and macros, as dashboards/grafana_vars.py
 reproduces it (the dashboard tests run their SQL through it)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.dashboards.grafana_vars import ALL, Selection, TimeRange, expand, render
+from dashboards.grafana_vars import ALL, Selection, TimeRange, expand, render, time_range
 
 MULTI = {"name": "provider", "multi": True, "includeAll": True}
 MULTI_ALL_VALUE = {**MULTI, "allValue": "'__all__'"}
@@ -73,3 +73,15 @@ def test_macros_expand_as_the_dashboard_tests_assume() -> None:
 def test_anything_left_unexpanded_is_an_error() -> None:
     with pytest.raises(ValueError, match="unexpanded"):
         expand("SELECT $region", {}, TIME)
+
+
+@pytest.mark.parametrize(
+    ("hours", "interval", "interval_ms"),
+    [(1, "5s", 5_000), (24, "1m", 60_000), (24 * 7, "10m", 600_000), (24 * 30, "30m", 1_800_000)],
+)
+def test_interval_follows_grafanas_rounding_for_a_1000_pixel_panel(
+    hours: int, interval: str, interval_ms: int
+) -> None:
+    end = datetime(2026, 11, 30, tzinfo=UTC)
+    got = time_range(end - timedelta(hours=hours), end)
+    assert (got.interval, got.interval_ms) == (interval, interval_ms)

@@ -3,13 +3,15 @@ thresholds that match the SLA targets, and a grid that neither overlaps nor over
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from sqlalchemy import Connection
 
 from monitor.sla.policy import BUILTIN_POLICIES
-from tests.dashboards.test_dashboards import FILES, load, panels, run_panel
+from tests.dashboards.test_dashboards import FILES, TABLE_COLUMNS, load, panels, run_panel
 from tests.dashboards.test_dashboards import seeded as seeded  # the fixture
 
 # The unit every panel shows, by (dashboard uid, panel title); None where it shows counts or
@@ -22,13 +24,13 @@ UNITS: dict[tuple[str, str], str | None] = {
     ("slamon-alerts", "Deliveries by status in range"): None,
     ("slamon-alerts", "Delivery failures"): None,
     ("slamon-alerts", "slamon's own Celery tasks"): None,
-    ("slamon-gpu-fleet", "Targets by state (quorum)"): None,
+    ("slamon-gpu-fleet", "Targets by state (quorum): reachable and usable"): None,
     ("slamon-gpu-fleet", "Current state per target"): None,
-    ("slamon-gpu-fleet", "Up/down per target"): None,
-    ("slamon-gpu-fleet", "Share of targets up per pool"): "percentunit",
-    ("slamon-gpu-fleet", "Probe latency p95"): "ms",
-    ("slamon-gpu-fleet", "Probe failure ratio per pool"): "percentunit",
-    ("slamon-gpu-fleet", "GPU usable per target"): None,
+    ("slamon-gpu-fleet", "Reachable: the 20 targets down longest in range"): None,
+    ("slamon-gpu-fleet", "GPU usable: the 20 targets unusable longest in range"): None,
+    ("slamon-gpu-fleet", "Share of observed targets up: reachable and usable"): "percentunit",
+    ("slamon-gpu-fleet", "Probe latency p95, worst target per provider"): "ms",
+    ("slamon-gpu-fleet", "Probe failure ratio per provider"): "percentunit",
     ("slamon-gpu-fleet", "Outages in range"): None,
     ("slamon-provider-health", "Open incidents"): None,
     ("slamon-provider-health", "Open incidents by provider"): None,
@@ -38,6 +40,11 @@ UNITS: dict[tuple[str, str], str | None] = {
     ("slamon-provider-health", "Time to resolve"): "m",
     ("slamon-provider-health", "Status-page lag (our first outage → provider's incident)"): None,
     ("slamon-provider-health", "Status feeds"): None,
+    ("slamon-provider-health", "Provider state now, as the status page shows it"): None,
+    (
+        "slamon-provider-health",
+        "Fleet time in range per provider: up, down, unusable, unknown",
+    ): None,
     ("slamon-sla-compliance", "Month-to-date uptime per target"): None,
     ("slamon-sla-compliance", "Month-to-date uptime per provider"): "percent",
     ("slamon-sla-compliance", "Uptime vs target per provider and pool"): None,
@@ -164,3 +171,110 @@ def test_every_row_of_the_grid_is_filled_edge_to_edge(name: str) -> None:
         grid = panel["gridPos"]
         by_y[grid["y"]] = by_y.get(grid["y"], 0) + grid["w"]
     assert set(by_y.values()) == {24}, by_y
+
+
+# A table column's unit follows from its name: Grafana shows "42 min" and "99.95%", not 42.
+COLUMN_UNITS = {"_minutes": "m", "_seconds": "s", "seconds_": "s", "_pct": "percent", "_ms": "ms"}
+
+
+def column_units(panel: dict[str, Any]) -> dict[str, str]:
+    return {
+        o["matcher"]["options"]: prop["value"]
+        for o in panel.get("fieldConfig", {}).get("overrides", [])
+        if o["matcher"]["id"] == "byName"
+        for prop in o["properties"]
+        if prop["id"] == "unit"
+    }
+
+
+def expected_unit(column: str) -> str | None:
+    for part, unit_ in COLUMN_UNITS.items():
+        if column.endswith(part) or column.startswith(part):
+            return unit_
+    return None
+
+
+@pytest.mark.parametrize(
+    ("uid", "panel_id"),
+    [(uid, pid) for (uid, pid) in TABLE_COLUMNS if find(uid, pid)[1]["type"] == "table"],
+)
+def test_every_table_column_of_a_quantity_has_its_unit(uid: str, panel_id: int) -> None:
+    _, panel = find(uid, panel_id)
+    wanted = {c: u for c in TABLE_COLUMNS[(uid, panel_id)] if (u := expected_unit(c))}
+    assert column_units(panel) == wanted
+
+
+def timeline_by_metric(rows: list[Any]) -> dict[str, list[tuple[Any, float]]]:
+    series: dict[str, list[tuple[Any, float]]] = {}
+    for at, metric, value in rows:
+        series.setdefault(metric, []).append((at, float(value)))
+    return series
+
+
+@pytest.mark.postgres
+def test_the_reachable_timeline_shows_unobserved_time_as_unknown_and_outages_as_down(
+    seeded: Connection,
+) -> None:
+    dashboard, panel = find("slamon-gpu-fleet", 3)
+    ((_, rows),) = run_panel(seeded, dashboard, panel)
+    series = timeline_by_metric(rows)
+    assert set(series) == {"gpu-a", "gpu-b"}  # the targets down in range, worst first
+    gpu_b = series["gpu-b"]
+    assert gpu_b[-1][1] == 0  # its outage is still open
+    assert {v for _, v in gpu_b} == {0, 0.5, 1}  # down, never observed (> 48 h ago), up
+    first_observed = min(at for at, v in gpu_b if v != 0.5)
+    assert all(v == 0.5 for at, v in gpu_b if at < first_observed)
+
+
+@pytest.mark.postgres
+def test_the_usable_timeline_lists_only_gpu_targets_unusable_in_range(seeded: Connection) -> None:
+    dashboard, panel = find("slamon-gpu-fleet", 7)
+    ((_, rows),) = run_panel(seeded, dashboard, panel)
+    series = timeline_by_metric(rows)
+    assert set(series) == {"gpu-a"}
+    assert 0 in {v for _, v in series["gpu-a"]}
+
+
+@pytest.mark.postgres
+def test_the_fleet_share_counts_only_observed_targets_and_both_series(seeded: Connection) -> None:
+    dashboard, panel = find("slamon-gpu-fleet", 4)
+    ((_, rows),) = run_panel(seeded, dashboard, panel)
+    series = timeline_by_metric(rows)
+    assert set(series) == {"reachable", "usable"}
+    assert all(0 <= v <= 1 for values in series.values() for _, v in values)
+    # gpu-b's open outage: at most two of three targets reachable at the end
+    assert series["reachable"][-1][1] == pytest.approx(2 / 3)
+    # nothing observed more than 48 h ago: no point there (unknown is not up)
+    assert min(at for at, _ in series["reachable"]) >= seeded_now(seeded) - timedelta(hours=49)
+
+
+def seeded_now(connection: Connection) -> Any:
+    return connection.execute(sa.text('SELECT max("end") FROM observed_windows')).scalar_one()
+
+
+@pytest.mark.postgres
+def test_the_provider_state_panel_judges_as_the_status_page_does(seeded: Connection) -> None:
+    dashboard, panel = find("slamon-provider-health", 9)
+    ((columns, rows),) = run_panel(seeded, dashboard, panel)
+    by_provider = {row[0]: dict(zip(columns, row, strict=True)) for row in rows}
+    # lambda: a fresh feed and an open incident; runpod: no feed at all, so unknown, not up
+    assert by_provider["lambda"]["state"] == "incident"
+    assert by_provider["lambda"]["feed_state"] == "fresh"
+    assert (by_provider["runpod"]["state"], by_provider["runpod"]["feed_state"]) == (
+        "unknown", "none",
+    )  # fmt: skip
+
+
+@pytest.mark.postgres
+def test_the_fleet_time_panel_shows_unobserved_time_as_unknown(seeded: Connection) -> None:
+    dashboard, panel = find("slamon-provider-health", 10)
+    ((columns, rows),) = run_panel(seeded, dashboard, panel)
+    by_provider = {row[0]: dict(zip(columns, row, strict=True)) for row in rows}
+    runpod = by_provider["runpod"]  # gpu-c: created 24 h ago, observed for the last 2 h
+    assert float(runpod["unknown_pct"]) == pytest.approx(100 * 22 / 24, abs=0.1)
+    assert float(runpod["reachable_pct"]) == 100
+    lambda_ = by_provider["lambda"]  # gpu-b down since 3 h, gpu-a 30 min down, 10 min unusable
+    assert float(lambda_["down_minutes"]) > 0
+    assert float(lambda_["reachable_pct"]) < 100
+    assert float(lambda_["unusable_minutes"]) == pytest.approx(10, abs=0.1)
+    assert float(lambda_["unknown_pct"]) == 0

@@ -107,3 +107,38 @@ def expand(sql: str, selections: Mapping[str, Selection], time: TimeRange) -> st
     if "$" in out:
         raise ValueError(f"unexpanded macro or variable in:\n{out}")
     return out
+
+
+def round_interval(ms: float) -> int:
+    """Grafana's ``rangeutil.roundInterval``: the raw interval (range / max data points) snapped
+    to a round one, in milliseconds."""
+    for below, rounded in ROUND_INTERVALS:
+        if ms < below:
+            return rounded
+    return 31_536_000_000  # a year
+
+
+ROUND_INTERVALS = (
+    (15, 10), (35, 20), (75, 50), (150, 100), (350, 200), (750, 500), (1_500, 1_000),
+    (3_500, 2_000), (7_500, 5_000), (12_500, 10_000), (17_500, 15_000), (25_000, 20_000),
+    (45_000, 30_000), (90_000, 60_000), (210_000, 120_000), (450_000, 300_000),
+    (750_000, 600_000), (1_050_000, 900_000), (1_500_000, 1_200_000), (2_700_000, 1_800_000),
+    (5_400_000, 3_600_000), (9_000_000, 7_200_000), (16_200_000, 10_800_000),
+    (32_400_000, 21_600_000), (86_400_000, 43_200_000), (604_800_000, 86_400_000),
+    (1_814_400_000, 604_800_000), (3_628_800_000, 2_592_000_000),
+)  # fmt: skip
+
+
+def time_range(start: datetime, end: datetime, max_data_points: int = 1000) -> TimeRange:
+    """The range with ``$__interval`` as Grafana computes it for a panel ``max_data_points``
+    pixels wide (its default max data points)."""
+    interval_ms = round_interval((end - start).total_seconds() * 1000 / max_data_points)
+    return TimeRange(start, end, interval_text(interval_ms), interval_ms)
+
+
+def interval_text(ms: int) -> str:
+    """Grafana's text for a whole interval: ``1m``, ``30m``, ``1h``, ``1d``."""
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000)):
+        if ms >= size and ms % size == 0:
+            return f"{ms // size}{unit}"
+    return f"{ms}ms"
