@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import itertools
+import re
+import stat
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import click
 import pytest
 import yaml
+from click.testing import CliRunner
+from sqlalchemy.engine import make_url
 
 from monitor.cli import cli
+from monitor.cli.secrets_cmd import COMPOSE_SECRETS
 from monitor.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,3 +81,125 @@ def test_the_dockerfile_copies_only_what_exists() -> None:
         if line.startswith("COPY "):
             for source in line.split()[1:-1]:
                 assert (ROOT / source).exists(), source
+
+
+# --- secrets: none in the file, every one from the environment --------------------------------
+
+# Compose's interpolation (compose-spec "Interpolation"): ${NAME}, ${NAME:-default},
+# ${NAME-default}, ${NAME:?error}, ${NAME?error}; $$ is a literal dollar.
+INTERPOLATION = re.compile(r"\$\{(?P<name>\w+)(?:(?P<op>:?[-?])(?P<arg>[^}]*))?\}")
+SECRET_WORDS = ("PASSWORD", "SECRET", "TOKEN", "AUTH", "KEY")
+
+
+class MissingVariable(Exception):
+    pass
+
+
+def interpolate(text: str, env: dict[str, str]) -> str:
+    """What `docker compose config` does to the file's text before parsing it."""
+
+    def one(match: re.Match[str]) -> str:
+        name, op, arg = match["name"], match["op"], match["arg"]
+        value = env.get(name)
+        if op in (":?", "?") and (value is None or (op == ":?" and value == "")):
+            raise MissingVariable(f"required variable {name} is missing a value: {arg}")
+        if op in (":-", "-") and (value is None or (op == ":-" and value == "")):
+            return arg
+        return value or ""
+
+    return INTERPOLATION.sub(one, text.replace("$$", "\0")).replace("\0", "$")
+
+
+def dotenv(path: Path) -> dict[str, str]:
+    pairs = (line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
+    return {k.strip(): v.strip() for k, v in pairs if not k.lstrip().startswith("#")}
+
+
+COMPOSE_TEXT = (ROOT / "docker-compose.yml").read_text()
+
+
+def test_compose_without_its_secrets_stops_naming_the_missing_one() -> None:
+    with pytest.raises(MissingVariable, match=r"POSTGRES_PASSWORD.*slamon secrets init"):
+        interpolate(COMPOSE_TEXT, {})
+    for name in COMPOSE_SECRETS:
+        others = {n: "x" for n in COMPOSE_SECRETS if n != name}
+        with pytest.raises(MissingVariable, match=name):
+            interpolate(COMPOSE_TEXT, others)
+
+
+def test_every_interpolated_variable_is_a_secret_slamon_secrets_init_writes() -> None:
+    used = {m["name"] for m in INTERPOLATION.finditer(COMPOSE_TEXT)}
+    assert used == set(COMPOSE_SECRETS)
+    for match in INTERPOLATION.finditer(COMPOSE_TEXT):
+        assert match["op"] == ":?", f"{match[0]}: a secret never has a default"
+
+
+def test_slamon_secrets_init_makes_compose_complete(tmp_path: Path) -> None:
+    env_file = tmp_path / ".env"
+    result = CliRunner().invoke(cli, ["secrets", "init", "--path", str(env_file)])
+    assert result.exit_code == 0, result.output
+    assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
+    env = dotenv(env_file)
+    assert set(env) == set(COMPOSE_SECRETS)
+    assert all(len(v) >= 32 and re.fullmatch(r"[0-9a-f]+", v) for v in env.values())
+    assert len(set(env.values())) == len(env)
+    services = yaml.safe_load(interpolate(COMPOSE_TEXT, env))["services"]
+    slamon_env = services["api"]["environment"]
+    assert make_url(slamon_env["SLAMON_DATABASE_URL"]).password == env["POSTGRES_PASSWORD"]
+    assert urlsplit(slamon_env["SLAMON_BROKER_URL"]).password == env["REDIS_PASSWORD"]
+    redis = services["redis"]
+    assert redis["command"][redis["command"].index("--requirepass") + 1] == env["REDIS_PASSWORD"]
+    assert redis["environment"]["REDISCLI_AUTH"] == env["REDIS_PASSWORD"]  # the healthcheck
+    assert services["postgres"]["environment"]["POSTGRES_PASSWORD"] == env["POSTGRES_PASSWORD"]
+    grafana = services["grafana"]["environment"]
+    assert grafana["GF_SECURITY_ADMIN_PASSWORD"] == env["GRAFANA_ADMIN_PASSWORD"]
+    assert grafana["SLAMON_GRAFANA_DB_PASSWORD"] == env["GRAFANA_DB_PASSWORD"]
+    assert (
+        services["postgres"]["environment"]["SLAMON_GRAFANA_DB_PASSWORD"]
+        == env["GRAFANA_DB_PASSWORD"]
+    )
+
+
+def test_slamon_secrets_init_never_overwrites(tmp_path: Path) -> None:
+    env_file = tmp_path / ".env"
+    env_file.write_text("POSTGRES_PASSWORD=in-use\n")
+    result = CliRunner().invoke(cli, ["secrets", "init", "--path", str(env_file)])
+    assert result.exit_code == 1
+    assert "already exists" in result.output
+    assert env_file.read_text() == "POSTGRES_PASSWORD=in-use\n"
+
+
+def literal_secrets(services: dict[str, Any]) -> list[str]:
+    """Every secret-looking value in the raw file that is not an interpolation."""
+    found = []
+    for name, service in services.items():
+        environment = service.get("environment") or {}
+        for key, value in environment.items():
+            text = str(value)
+            if any(word in key.upper() for word in SECRET_WORDS) and not INTERPOLATION.fullmatch(
+                text
+            ):
+                found.append(f"{name}.{key}={text}")
+            if "://" in text:
+                password = urlsplit(text).password
+                if password is not None and not password.startswith("${"):
+                    found.append(f"{name}.{key}: password {password!r} in a URL")
+        command = service.get("command") or []
+        for flag, value in itertools.pairwise(command):
+            if flag in ("--requirepass", "--password") and not INTERPOLATION.fullmatch(value):
+                found.append(f"{name}: {flag} {value}")
+    return found
+
+
+def test_the_compose_file_holds_no_literal_secret() -> None:
+    assert literal_secrets(COMPOSE["services"]) == []
+    assert literal_secrets(COMPOSE["x-slamon"] and {"x-slamon": COMPOSE["x-slamon"]}) == []
+
+
+def test_the_literal_secret_check_catches_each_kind() -> None:
+    planted = {
+        "db": {"environment": {"POSTGRES_PASSWORD": "slamon"}},
+        "app": {"environment": {"SLAMON_DATABASE_URL": "postgresql://u:pw@db/x"}},
+        "cache": {"command": ["redis-server", "--requirepass", "hunter2"]},
+    }
+    assert len(literal_secrets(planted)) == 3

@@ -60,6 +60,7 @@ def _register() -> None:
         grafana_cmd,
         probe_cmd,
         report_cmd,
+        secrets_cmd,
         serve,
         token_cmd,
     )
@@ -73,6 +74,7 @@ def _register() -> None:
         alerts_cmd.alerts,
         report_cmd.import_,
         grafana_cmd.grafana,
+        secrets_cmd.secrets_group,
     )
     for command in (*serve.COMMANDS, *groups):
         cli.add_command(command)
