@@ -172,12 +172,15 @@ def insert_results(session: Session, rows: list[dict[str, Any]]) -> None:
     if session.get_bind().dialect.name != "postgresql":
         session.execute(insert(RESULTS), rows)
         return
+    from psycopg import sql
     from psycopg.types.json import Json
 
     columns = list(rows[0])
     raw = session.connection().connection.driver_connection
     assert raw is not None
-    statement = f"COPY {RESULTS.name} ({', '.join(columns)}) FROM STDIN"
+    statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
+        sql.Identifier(RESULTS.name), sql.SQL(", ").join(map(sql.Identifier, columns))
+    )
     with raw.cursor() as cursor, cursor.copy(statement) as copy:
         for row in rows:
             copy.write_row([Json(v) if k == "detail" else v for k, v in row.items()])

@@ -12,7 +12,9 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted(p for d in ("monitor", "workers") for p in (ROOT / d).rglob("*.py"))
 # Calls whose first argument is SQL text: SQLAlchemy's text()/exec_driver_sql()/DDL and the
 # DB-API cursor's execute family (Connection.execute takes a text() or a construct).
-SQL_CALLS = {"text", "exec_driver_sql", "execute", "executemany", "executescript", "DDL"}
+SQL_CALLS = {"text", "exec_driver_sql", "execute", "executemany", "executescript", "DDL", "copy"}
+# psycopg's composition quotes what it formats: ``sql.SQL("… {} …").format(sql.Identifier(x))``.
+COMPOSERS = {"SQL"}
 # Explicit allow-list, "path:line": only where the interpolated part is a compile-time constant
 # identifier (a table name from a fixed tuple, never input). Empty: nothing needs it today.
 ALLOWED: set[str] = set()
@@ -32,9 +34,15 @@ def formatting(node: ast.expr) -> str | None:
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in ("format", "join", "format_map")
+        and not composed(node.func.value)
     ):
         return f".{node.func.attr}()"
     return None
+
+
+def composed(node: ast.expr) -> bool:
+    """``sql.SQL(...)`` or ``SQL(...)``: psycopg's composable, which quotes what it formats."""
+    return isinstance(node, ast.Call) and called_name(node) in COMPOSERS
 
 
 def called_name(call: ast.Call) -> str | None:
@@ -82,6 +90,8 @@ def test_no_sql_is_built_by_string_formatting() -> None:
     "source",
     [
         pytest.param('s.execute(text(f"SELECT * FROM t WHERE name = {name}"))', id="f-string"),
+        pytest.param('q = f"COPY {t} FROM STDIN"\nwith c.copy(q) as w: pass', id="copy-f-string"),
+        pytest.param('c.copy("COPY {} FROM STDIN".format(t))', id="copy-format"),
         pytest.param('c.exec_driver_sql("DELETE FROM t WHERE id = %s" % x)', id="percent"),
         pytest.param('cur.execute("SELECT " + column + " FROM t")', id="concatenation"),
         pytest.param('text("SELECT {} FROM t".format(col))', id="format"),
@@ -100,6 +110,9 @@ def test_the_scan_catches_each_way_of_formatting_sql(source: str) -> None:
         ),
         pytest.param('cur.execute("PRAGMA foreign_keys=ON")', id="literal"),
         pytest.param("s.execute(select(T).where(T.name == name))", id="construct"),
+        pytest.param(
+            'c.copy(sql.SQL("COPY {} FROM STDIN").format(sql.Identifier(t)))', id="composed"
+        ),
     ],
 )
 def test_the_scan_passes_parameterised_sql(source: str) -> None:
