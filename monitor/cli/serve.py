@@ -28,9 +28,6 @@ DEFAULT_PORT = 8080
 QUEUES = "default,feeds,probes,deliveries"
 STOP_GRACE_S = 20.0
 THREADS_CONCURRENCY = 16  # a threads-pool worker's default: most of its threads wait
-RESTART_FIRST_S = 2.0  # a child that dies is started again after this, then twice as long…
-RESTART_MAX_S = 30.0  # …up to this, while it keeps dying young
-STABLE_S = 60.0  # a child that ran this long before it died starts the backoff afresh
 PROCESS_NAME = "SLAMON_PROCESS_NAME"  # what `slamon run` calls a child (workers/console.py)
 LOG_LEVEL = click.option(
     "--log-level",
@@ -210,7 +207,8 @@ def run(host: str, port: int, vantage: str | None, probe_processes: int, log_lev
     """Worker with embedded beat and the API, together (the embedded default).
 
     Migrates the schema first. A child that dies is started again (after 2 s, then longer
-    while it keeps dying); Ctrl-C or SIGTERM stops every child and waits for them.
+    while it keeps dying; one that dies at once on every start stops the service, naming it);
+    Ctrl-C or SIGTERM stops every child and waits for them.
     """
     from monitor.settings import Settings
 
@@ -238,7 +236,7 @@ def run(host: str, port: int, vantage: str | None, probe_processes: int, log_lev
     for child in children:
         child.start()
     click.echo(f"slamon running: API on http://{host}:{port}/ (Ctrl-C stops)", err=True)
-    code = _supervise(children)
+    code = supervise(children)
     sys.exit(code)
 
 
@@ -255,11 +253,27 @@ def _check_port(host: str, port: int) -> None:
             raise SlamonError(f"cannot serve the API on {host}:{port}: {exc.strerror}") from None
 
 
-def restart_delay(quick_exits: int) -> float:
-    """Seconds before a child that died is started again: 2 s, then doubled for each death in
-    a row that came soon after its start, up to 30 s (a database that is down makes every
-    start fail; a crash loop must not print a line a second)."""
-    return min(RESTART_MAX_S, RESTART_FIRST_S * 2.0 ** max(0, quick_exits - 1))
+@dataclass(frozen=True, slots=True)
+class RestartPolicy:
+    """How `slamon run` restarts a child that died.
+
+    Started again after ``first_s``, doubled for each death in a row that came less than
+    ``stable_s`` after its start, up to ``max_s`` (a crash loop must not print a line a second).
+    A child that dies less than ``immediate_s`` after its start ``give_up_after`` times in a row
+    cannot start at all (a bad config, say): the service stops and says which child.
+    """
+
+    first_s: float = 2.0
+    max_s: float = 30.0
+    stable_s: float = 60.0
+    immediate_s: float = 10.0
+    give_up_after: int = 5
+
+    def delay(self, quick_exits: int) -> float:
+        return min(self.max_s, self.first_s * 2.0 ** max(0, quick_exits - 1))
+
+
+RESTART = RestartPolicy()
 
 
 @dataclass
@@ -268,9 +282,11 @@ class Child:
 
     name: str
     argv: list[str]
+    policy: RestartPolicy = RESTART
     process: subprocess.Popen[bytes] | None = None
     started_at: float = 0.0
-    quick_exits: int = 0  # deaths in a row, each less than STABLE_S after its start
+    quick_exits: int = 0  # deaths in a row, each less than stable_s after its start
+    immediate_exits: int = 0  # deaths in a row, each less than immediate_s after its start
     restart_at: float | None = None  # set while it is dead and waiting to be started again
 
     def start(self) -> None:
@@ -280,20 +296,31 @@ class Child:
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def tend(self, now: float) -> None:
-        """Notice a death (clear its leftovers, schedule the restart) or restart when due."""
+    def tend(self, now: float) -> str | None:
+        """Notice a death (clear its leftovers, schedule the restart) or restart when due;
+        why the service must stop when this child cannot start at all, else None."""
         if self.running() or self.process is None:
-            return
+            return None
         if self.restart_at is None:
             _reap_group(self.process)
             lived = now - self.started_at
-            self.quick_exits = self.quick_exits + 1 if lived < STABLE_S else 1
-            delay = restart_delay(self.quick_exits)
+            self.quick_exits = self.quick_exits + 1 if lived < self.policy.stable_s else 1
+            at_once = lived < self.policy.immediate_s
+            self.immediate_exits = self.immediate_exits + 1 if at_once else 0
+            status = events.exit_status(self.process.returncode)
+            if self.immediate_exits >= self.policy.give_up_after:
+                return (
+                    f"{self.name} exited within {self.policy.immediate_s:g} s of every start, "
+                    f"{self.immediate_exits} times in a row (last: {status}); stopping slamon. "
+                    "Its own output above says why (a bad setting, say)."
+                )
+            delay = self.policy.delay(self.quick_exits)
             self.restart_at = now + delay
             facts = events.process_exited_text(self.name, self.process.returncode, delay)
             events.emit(events.PROCESS_EXITED, facts)
         elif now >= self.restart_at:
             self.start()
+        return None
 
 
 def _spawn(argv: list[str], name: str = "") -> subprocess.Popen[bytes]:
@@ -320,9 +347,10 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
-def _supervise(children: list[Child]) -> int:
-    """Keep every child running (a dead one is restarted) until SIGINT or SIGTERM arrives,
-    then stop them all; our exit code."""
+def supervise(children: list[Child]) -> int:
+    """Keep every child running (a dead one is restarted) until SIGINT or SIGTERM arrives, or
+    until a child cannot start at all; then stop them all. Our exit code: 0, or 1 for the
+    latter."""
     stopping = {"signal": 0}
 
     def on_signal(signum: int, _frame: Any) -> None:
@@ -330,12 +358,16 @@ def _supervise(children: list[Child]) -> int:
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
-    while not stopping["signal"]:
+    failure = None
+    while not stopping["signal"] and failure is None:
         now = time.monotonic()
         for child in children:
-            child.tend(now)
+            failure = failure or child.tend(now)
         time.sleep(0.2)
     _stop([c.process for c in children if c.process is not None])
+    if failure:
+        click.echo(f"slamon: {failure}", err=True)
+        return 1
     click.echo("slamon stopped", err=True)
     return 0
 
