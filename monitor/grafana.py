@@ -1,12 +1,15 @@
-"""Push slamon's datasource and dashboards to a Grafana through its HTTP API (grafana-client).
+"""Push slamon's datasource and dashboards to a Grafana through its documented HTTP API.
 
 Idempotent: the datasource is looked up by its uid (``slamon-postgres``) and updated when it
 exists, created when not; the folder is looked up by uid and created when missing; every
 dashboard is posted with ``overwrite: true``. Running it twice leaves Grafana as once.
 
-grafana-client speaks niquests; :class:`HttpxAdapter` sends its requests through one
-``httpx.Client`` with explicit timeouts instead, so slamon has a single HTTP stack (and tests
-fake Grafana at the transport with respx).
+Five endpoints over one ``httpx.Client`` with explicit timeouts (tests fake Grafana at the
+transport with respx): ``GET/PUT /api/datasources/uid/{uid}``, ``POST /api/datasources``,
+``GET /api/folders/{uid}``, ``POST /api/folders``, ``POST /api/dashboards/db``. Not
+grafana-client: its releases since 4.x pull niquests and urllib3-future, which replaces the
+``urllib3`` package itself and breaks requests-based tools installed beside slamon (README,
+"Dependencies").
 
 The datasource's database credentials (what *Grafana* uses to reach PostgreSQL, ideally a
 SELECT-only role) come from ``--database-url-for-grafana`` / ``SLAMON_GRAFANA_DB_URL`` or the
@@ -17,7 +20,6 @@ a part given explicitly overrides the same part of the URL.
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from dataclasses import dataclass, field
@@ -26,12 +28,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-import niquests
-from grafana_client.api import GrafanaApi
-from grafana_client.client import GrafanaClientError, GrafanaException, TokenAuth
-from niquests.adapters import BaseAdapter
-from niquests.packages.urllib3 import HTTPResponse  # type: ignore[import-not-found]
-from niquests.structures import CaseInsensitiveDict
 
 from monitor.errors import SlamonError
 
@@ -152,59 +148,52 @@ def folder_uid(title: str) -> str:
     return re.sub(r"[^a-zA-Z0-9_-]+", "-", title.strip()).strip("-").lower()[:40] or DEFAULT_FOLDER
 
 
-class HttpxAdapter(BaseAdapter):
-    """A niquests transport adapter that sends through an ``httpx.Client``."""
+class GrafanaApi:
+    """Grafana's HTTP API at ``base`` (``http[s]://host[:port][/prefix]``), Bearer ``token``
+    when given, sending through ``client``."""
 
-    def __init__(self, client: httpx.Client) -> None:
-        super().__init__()
+    def __init__(self, base: str, token: str | None, client: httpx.Client) -> None:
+        self.base = base
         self.client = client
+        self.headers = {"Accept": "application/json"}
+        if token:
+            self.headers["Authorization"] = f"Bearer {token}"
 
-    def send(self, request: Any, *args: Any, **kwargs: Any) -> niquests.Response:
-        body = request.body
-        if isinstance(body, str):
-            body = body.encode()
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        """The JSON answer; None for 404 on a GET (not there); :class:`GrafanaError` for any
+        other refusal, one line without the token."""
         answer = self.client.request(
-            request.method or "GET",
-            request.url or "",
-            headers=dict(request.headers),
-            content=body,
+            method, f"{self.base}/api/{path}", headers=self.headers, json=body
         )
-        response = niquests.Response()
-        response.status_code = answer.status_code
-        response.headers = CaseInsensitiveDict(answer.headers.items())
-        response._content = answer.content
-        response.encoding = answer.encoding
-        response.url = str(answer.url)
-        response.reason = answer.reason_phrase
-        response.request = request
-        # niquests reads cookies off ``raw``; Grafana's API needs none, so an empty body will do.
-        response.raw = HTTPResponse(
-            body=io.BytesIO(b""), headers=dict(answer.headers), status=answer.status_code
-        )
-        return response
+        if answer.status_code == 404 and method == "GET":
+            return None
+        if answer.status_code in (401, 403):
+            raise GrafanaError(
+                f"Grafana rejected the credentials (HTTP {answer.status_code}): check --token "
+                "and that it may edit datasources and dashboards"
+            )
+        if answer.is_error:
+            raise GrafanaError(
+                f"Grafana refused {method} /api/{path} (HTTP {answer.status_code}): "
+                f"{_message(answer)}"
+            )
+        return answer.json() if answer.content else None
 
-    def close(self) -> None:
-        self.client.close()
+
+def _message(answer: httpx.Response) -> str:
+    try:
+        text = str(answer.json().get("message", ""))
+    except (ValueError, AttributeError):
+        text = answer.text
+    return " ".join(text.split())[:200] or answer.reason_phrase
 
 
 def connect(url: str, token: str | None, client: httpx.Client) -> GrafanaApi:
-    """A GrafanaApi on ``url`` (``http[s]://host[:port][/prefix]``) sending through ``client``;
-    Bearer ``token`` when given."""
+    """A :class:`GrafanaApi` on ``url`` (``http[s]://host[:port][/prefix]``)."""
     split = urlsplit(url.rstrip("/"))
     if split.scheme not in ("http", "https") or not split.hostname:
         raise GrafanaError(f"--url must be http(s)://host[:port], got {url!r}")
-    prefix = split.path.strip("/")
-    api = GrafanaApi(
-        auth=TokenAuth(token) if token else None,  # type: ignore[no-untyped-call]
-        host=split.hostname,
-        port=split.port,
-        protocol=split.scheme,
-        url_path_prefix=f"{prefix}/" if prefix else "",
-    )
-    adapter = HttpxAdapter(client)
-    api.client.s.mount("http://", adapter)
-    api.client.s.mount("https://", adapter)
-    return api
+    return GrafanaApi(url.rstrip("/"), token, client)
 
 
 def push(
@@ -219,63 +208,44 @@ def push(
     cannot be reached, or refuses a request."""
     try:
         return _push(api, datasource, dashboards, folder)
-    except GrafanaClientError as exc:
-        if exc.status_code in (401, 403):
-            raise GrafanaError(
-                f"Grafana rejected the credentials (HTTP {exc.status_code}): check --token "
-                "and that it may edit datasources and dashboards"
-            ) from None
-        raise GrafanaError(f"Grafana refused a request: {exc.message}") from None
-    except GrafanaException as exc:
-        raise GrafanaError(f"Grafana failed: {exc.message}") from None
     except httpx.TimeoutException:
-        raise GrafanaError(f"Grafana at {api.client.url} did not answer in time") from None
+        raise GrafanaError(f"Grafana at {api.base} did not answer in time") from None
     except httpx.TransportError as exc:
-        raise GrafanaError(
-            f"Grafana at {api.client.url} is unreachable: {type(exc).__name__}"
-        ) from None
+        raise GrafanaError(f"Grafana at {api.base} is unreachable: {type(exc).__name__}") from None
 
 
 def _push(
-    api: Any,  # grafana-client's element methods are untyped
+    api: GrafanaApi,
     datasource: dict[str, Any],
     dashboards: list[dict[str, Any]],
     folder: str,
 ) -> PushResult:
     uid = datasource["uid"]
-    if _get_or_none(lambda: api.datasource.get_datasource_by_uid(uid)) is None:
-        api.datasource.create_datasource(datasource)
+    if api.call("GET", f"datasources/uid/{uid}") is None:
+        api.call("POST", "datasources", datasource)
         ds_action = "created"
     else:
-        api.datasource.update_datasource_by_uid(uid, datasource)
+        api.call("PUT", f"datasources/uid/{uid}", datasource)
         ds_action = "updated"
 
     fuid = folder_uid(folder)
     folder_created = False
-    if _get_or_none(lambda: api.folder.get_folder(fuid)) is None:
-        api.folder.create_folder(folder, uid=fuid)
+    if api.call("GET", f"folders/{fuid}") is None:
+        api.call("POST", "folders", {"uid": fuid, "title": folder})
         folder_created = True
 
     pushed = []
     for dashboard in dashboards:
         body = {**dashboard, "id": None}  # Grafana matches by uid; a stale id would conflict
-        api.dashboard.update_dashboard(
+        api.call(
+            "POST",
+            "dashboards/db",
             {
                 "dashboard": body,
                 "folderUid": fuid,
                 "overwrite": True,
                 "message": "slamon grafana push",
-            }
+            },
         )
         pushed.append(str(dashboard["uid"]))
     return PushResult(ds_action, fuid, folder_created, pushed)
-
-
-def _get_or_none(call: Any) -> Any:
-    """``call()``'s answer, or None when Grafana answers 404."""
-    try:
-        return call()
-    except GrafanaClientError as exc:
-        if exc.status_code == 404:
-            return None
-        raise
