@@ -68,8 +68,9 @@ def load_dashboards() -> dict[str, dict[str, Any]]:
 
 
 def as_grafana(connection: sa.Connection, sql: str) -> list[Any]:
+    """``connection`` is logged in as slamon_grafana, so the role's own settings (its work_mem,
+    migration 0006) apply as they do for Grafana; SET ROLE would not apply them."""
     with connection.begin():
-        connection.execute(sa.text(f"SET LOCAL ROLE {GRAFANA_ROLE}"))
         return connection.execute(sa.text(sql)).all()
 
 
@@ -176,8 +177,11 @@ def main() -> None:
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
             c.execute(sa.text("VACUUM ANALYZE"))
         print(f"filled in {time.perf_counter() - began:.0f} s", flush=True)
+    grafana = make_engine(
+        engine.url.set(username=GRAFANA_ROLE, password=None).render_as_string(hide_password=False)
+    )
     try:
-        with engine.connect() as connection:
+        with grafana.connect() as connection:
             count = connection.execute(sa.text("SELECT count(*) FROM probe_results")).scalar_one()
             print(f"probe_results: {count:,} rows; timing panels", flush=True)
             if args.reuse:  # the kept database's history ends when it was filled
@@ -190,6 +194,7 @@ def main() -> None:
             ]
         report(timings)
     finally:
+        grafana.dispose()
         engine.dispose()
         if not args.keep and not args.reuse:
             drop_postgres(args.database)

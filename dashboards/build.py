@@ -550,20 +550,23 @@ def gpu_fleet() -> builders.Dashboard:
                           SELECT t.id, EXISTS (SELECT 1 FROM target_states s WHERE s.target_id = t.id AND s.series = 'usable') AS gpu
                           FROM targets t WHERE {SELECTED_TARGETS}
                         ), {BUCKETS}, seen AS (
-                          SELECT DISTINCT b.at, f.id, f.gpu
+                          SELECT b.at, count(DISTINCT ow.target_id) AS reachable, count(DISTINCT ow.target_id) FILTER (WHERE f.gpu) AS usable
                           FROM b JOIN observed_windows ow ON ow.start < b.at + $__interval_ms * interval '1 millisecond' AND ow."end" > b.at
                           JOIN fleet f ON f.id = ow.target_id
+                          GROUP BY b.at
                         ), down AS (
-                          SELECT DISTINCT b.at, o.target_id, o.series
+                          SELECT b.at, count(DISTINCT o.target_id) FILTER (WHERE o.series = 'reachable') AS reachable,
+                            count(DISTINCT o.target_id) FILTER (WHERE o.series = 'usable') AS usable
                           FROM b JOIN outages o ON o.start < b.at + $__interval_ms * interval '1 millisecond' AND COALESCE(o."end", now()) > b.at
-                          WHERE o.target_id IN (SELECT id FROM fleet)
+                          JOIN fleet f ON f.id = o.target_id
+                          GROUP BY b.at
                         )
                         SELECT s.at AS "time", v.series AS metric,
-                          1 - count(d.target_id)::float / NULLIF(count(*), 0) AS up_ratio
-                        FROM seen s CROSS JOIN (VALUES ('reachable'), ('usable')) AS v(series)
-                        LEFT JOIN down d ON d.at = s.at AND d.target_id = s.id AND d.series = v.series
-                        WHERE v.series = 'reachable' OR s.gpu
-                        GROUP BY 1, 2 ORDER BY 1
+                          GREATEST(0, 1 - COALESCE(CASE v.series WHEN 'reachable' THEN d.reachable ELSE d.usable END, 0)::float
+                            / NULLIF(CASE v.series WHEN 'reachable' THEN s.reachable ELSE s.usable END, 0)) AS up_ratio
+                        FROM seen s LEFT JOIN down d ON d.at = s.at CROSS JOIN (VALUES ('reachable'), ('usable')) AS v(series)
+                        WHERE v.series = 'reachable' OR s.usable > 0
+                        ORDER BY 1, 2
                     """
                 ),
                 unit="percentunit",
@@ -926,7 +929,7 @@ def sla_compliance() -> builders.Dashboard:
                     """
                 ),
                 unit="percent",
-                max_data_points=300,
+                max_data_points=100,  # a cumulative line: 6-hour steps over a month
             ),
             timeseries_panel(
                 5,

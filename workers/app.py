@@ -37,7 +37,8 @@ def create_app(settings: Settings | None = None) -> Celery:
     settings = settings or get_settings()
     settings.state_dir.mkdir(parents=True, exist_ok=True)  # the beat schedule file lives here
     config = load_config(settings.config, missing_ok=True)
-    app = Celery("slamon", include=["workers.tasks"])
+    # connections that retry every 0.5-2 s, not kombu's 2-30 s (workers/reconnect.py)
+    app = Celery("slamon", include=["workers.tasks"], amqp="workers.reconnect:SlamonAMQP")
     app.conf.update(
         broker_url=settings.broker_url,
         broker_transport_options=broker_options(settings),

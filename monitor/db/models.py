@@ -212,7 +212,15 @@ class ProbeRollup(Base):
     """Per-minute or per-hour aggregates of probe results, kept for ever."""
 
     __tablename__ = "probe_rollups"
-    __table_args__ = (Index("ix_probe_rollups_resolution_bucket", "resolution", "bucket_start"),)
+    __table_args__ = (
+        # what the fleet dashboards aggregate, readable from the index alone (migration 0006)
+        Index(
+            "ix_probe_rollups_resolution_bucket",
+            "resolution",
+            "bucket_start",
+            postgresql_include=["target_id", "count", "failures", "unknown", "latency_p95_ms"],
+        ),
+    )
 
     target_id: Mapped[int] = mapped_column(
         ForeignKey("targets.id", ondelete="CASCADE"), primary_key=True

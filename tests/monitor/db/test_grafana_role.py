@@ -71,6 +71,11 @@ def test_the_grafana_role_is_not_allowed_to_write(grafana: sa.Connection) -> Non
         assert sqlstate_of(grafana, statement) == insufficient_privilege, statement
 
 
+def test_grafana_sessions_get_sort_memory_for_the_dashboards(grafana: sa.Connection) -> None:
+    # migration 0006: a month of rollups grouped per panel sorts in memory, not on disk
+    assert grafana.exec_driver_sql("SHOW work_mem").scalar() == "32MB"
+
+
 def test_grafana_sessions_start_read_only(grafana: sa.Connection) -> None:
     read_only_transaction = "25006"
     assert sqlstate_of(grafana, "DELETE FROM outages") == read_only_transaction
