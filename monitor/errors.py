@@ -5,6 +5,7 @@ cannot read gives the same answer), they are reported and alerted on instead::
 
     SlamonError
     ├── ConfigError              bad settings or YAML config; the message names the path
+    ├── MonthNotStarted          a report asked for a month that has not begun (API: 404)
     ├── TransientError           retry with backoff (Celery ``autoretry_for`` names only this)
     │   ├── FeedUnavailable      timeout, connection error, HTTP 5xx/429 from a status feed
     │   ├── DeliveryFailed       a webhook receiver is down or answered 5xx/429
@@ -28,6 +29,14 @@ class ConfigError(SlamonError):
     def __init__(self, problems: list[str] | str) -> None:
         self.problems = [problems] if isinstance(problems, str) else list(problems)
         super().__init__("; ".join(self.problems))
+
+
+class MonthNotStarted(SlamonError):
+    """A report or SLA for a month that has not begun: there is nothing to report yet."""
+
+    def __init__(self, month: str) -> None:
+        self.month = month
+        super().__init__(f"{month} has not started yet")
 
 
 class TransientError(SlamonError):

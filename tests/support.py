@@ -63,8 +63,11 @@ def slamon_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "monitor.cli"]
 
 
-def wait_for(predicate: object, timeout: float = 30.0, every: float = 0.2) -> object:
-    """Poll ``predicate`` until it returns something truthy; fail the test on timeout."""
+def wait_for(
+    predicate: object, timeout: float = 30.0, every: float = 0.2, explain: object = None
+) -> object:
+    """Poll ``predicate`` until it returns something truthy; fail the test on timeout, with
+    what ``explain()`` returns (process logs, say) when given."""
     import time
 
     deadline = time.monotonic() + timeout
@@ -73,7 +76,8 @@ def wait_for(predicate: object, timeout: float = 30.0, every: float = 0.2) -> ob
         if value:
             return value
         time.sleep(every)
-    pytest.fail(f"condition not met within {timeout} s")
+    detail = f"\n{explain()}" if explain else ""  # type: ignore[operator]
+    pytest.fail(f"condition not met within {timeout} s{detail}")
 
 
 class ApiClient:

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from monitor.config.loader import format_path
-from monitor.errors import SlamonError
+from monitor.errors import MonthNotStarted, SlamonError
 
 MAX_BODY_BYTES = 64 * 1024
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -140,15 +140,35 @@ async def _on_api_error(_request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _on_slamon_error(_request: Request, exc: Exception) -> JSONResponse:
-    """slamon's own errors reached through a request are the client's input (e.g. a month
-    that has not started): 422 with the message, never a 500."""
+    """slamon's own errors reached through a request are the client's input: 422 with the
+    message, never a 500; a month that has not begun has no report yet: 404."""
+    if isinstance(exc, MonthNotStarted):
+        return error_response(404, str(exc))
     return error_response(422, str(exc), code="unprocessable")
 
 
-async def _on_http_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     message = exc.detail if isinstance(exc.detail, str) else "request failed"
-    return error_response(exc.status_code, message, headers=exc.headers)
+    headers = exc.headers
+    if exc.status_code == 405:
+        # Starlette names only the methods of the first route matching the path; the path may
+        # have several (GET and POST are separate routes): Allow lists them all (RFC 9110).
+        headers = {**(headers or {}), "Allow": ", ".join(allowed_methods(request))}
+    return error_response(exc.status_code, message, headers=headers)
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method the app's OpenAPI document gives the request's path (what clients read)."""
+    methods: set[str] = set()
+    for template, operations in request.app.openapi()["paths"].items():
+        pattern = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(template))
+        if re.fullmatch(pattern, request.url.path):
+            methods |= {m.upper() for m in operations if m.upper() in HTTP_METHODS}
+    return sorted(methods)
+
+
+HTTP_METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 
 
 async def _on_validation_error(_request: Request, exc: Exception) -> JSONResponse:

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from monitor import tokens
 from monitor.api.auth import (
@@ -36,13 +36,23 @@ MAX_BODY_BYTES = 16 * 1024
 MAX_STEP = 2**63 - 1  # the column is a signed 64-bit integer
 
 
+def _json_number(value: object) -> object:
+    """A JSON number, as the schema says: not ``"5"`` nor ``true`` (pydantic would take both);
+    ``5.0`` is a JSON Schema integer and stays one."""
+    if isinstance(value, str | bool):
+        raise ValueError("must be a JSON number")
+    return value
+
+
 class HeartbeatIn(BaseModel):
     """The optional body; keys beyond ``step`` and ``throughput`` are kept as the payload."""
 
     model_config = ConfigDict(extra="allow")
 
-    step: Annotated[int, Field(ge=0, le=MAX_STEP)] | None = None
-    throughput: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    step: Annotated[int, BeforeValidator(_json_number), Field(ge=0, le=MAX_STEP)] | None = None
+    throughput: (
+        Annotated[float, BeforeValidator(_json_number), Field(ge=0, allow_inf_nan=False)] | None
+    ) = None
 
 
 class HeartbeatAccepted(BaseModel):

@@ -7,12 +7,13 @@ offset; a naive or malformed time is a 422 naming the parameter.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
-from pydantic import AfterValidator, AwareDatetime, BaseModel
+from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, StringConstraints
 from sqlalchemy import ColumnElement, Select, func, or_, select
 from sqlalchemy.orm import Session
 
@@ -45,7 +46,20 @@ def _month(value: str | None) -> str | None:
     return value
 
 
-Instant = Annotated[AwareDatetime, AfterValidator(_in_utc)]
+def _iso_text(value: object) -> object:
+    """Only ISO 8601 text, as the schema says (``type: string, format: date-time``): pydantic
+    would also read ``0.5`` or ``0`` as seconds since 1970."""
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or not ISO_DATETIME.match(value):
+        raise ValueError("not an ISO 8601 date-time with an offset (e.g. 2026-05-01T00:00:00Z)")
+    return value
+
+
+ISO_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}")
+Instant = Annotated[AwareDatetime, BeforeValidator(_iso_text), AfterValidator(_in_utc)]
+# years 1000-9999 (the report's range); in the schema, so an empty or odd month is invalid there
+Month = Annotated[str, StringConstraints(pattern=r"^[1-9]\d{3}-(0[1-9]|1[0-2])$")]
 TimeFilter = Annotated[
     Instant | None, Query(description="ISO 8601 with an offset, e.g. 2026-05-01T00:00:00Z")
 ]
@@ -470,19 +484,20 @@ def _vantage_state(blind_since: datetime | None, disagreeing: int, targets: int)
 # --------------------------------------------------------------------------- SLA
 
 
-@router.get("/sla", response_model=SlaOut, tags=["sla"])
+@router.get("/sla", response_model=SlaOut, tags=["sla"], responses=error_responses(404))
 def month_to_date_sla(
     _token: ReadToken,
     session: DbSession,
     state: Annotated[AppState, Depends(app_state)],
     month: Annotated[
-        str | None,
+        Month | None,
         AfterValidator(_month),
-        Query(pattern=r"^\d{4}-(0[1-9]|1[0-2])$", description="YYYY-MM (UTC); default this month"),
+        Query(description="YYYY-MM (UTC); default this month"),
     ] = None,
 ) -> dict[str, Any]:
     """The month's SLA so far (the whole month once it is over) per provider, target and
-    pool, as the monthly report counts it. Not a list: one month, not paginated."""
+    pool, as the monthly report counts it. Not a list: one month, not paginated. 404 for a
+    month that has not begun."""
     now = utcnow()
     report = build_monthly(session, month or f"{now.year:04d}-{now.month:02d}", now, state.config)
     return {

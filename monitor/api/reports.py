@@ -8,11 +8,14 @@ from fastapi import APIRouter, Depends, Query, Response
 
 from monitor.api.auth import DbSession, ReadToken
 from monitor.api.deps import AppState, app_state
+from monitor.api.errors import error_responses
 from monitor.db.base import utcnow
 from monitor.reports.service import build_monthly, keep, render
 
 MONTH_PATTERN = r"^[1-9]\d{3}-(0[1-9]|1[0-2])$"  # years 1000-9999
-router = APIRouter(prefix="/api/v1/reports", tags=["reports"])
+router = APIRouter(
+    prefix="/api/v1/reports", tags=["reports"], responses=error_responses(401, 403, 404, 422)
+)
 
 
 @router.get("/monthly", response_class=Response)
@@ -23,7 +26,8 @@ def monthly_report(
     month: Annotated[str, Query(pattern=MONTH_PATTERN, description="YYYY-MM (UTC)")],
     format: Annotated[Literal["html", "pdf", "csv", "json"], Query()] = "json",
 ) -> Response:
-    """The month's report (a running month is reported so far); kept for later download."""
+    """The month's report (a running month is reported so far); kept for later download.
+    404 for a month that has not begun."""
     rendered = render(build_monthly(session, month, utcnow(), state.config), format)
     keep(session, rendered)
     session.commit()

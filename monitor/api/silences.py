@@ -6,11 +6,12 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Response
 from fastapi import Path as FastApiPath
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sqlalchemy import select
 
 from monitor.api.auth import AdminToken, DbSession, ReadToken
 from monitor.api.errors import ApiError, body_reader, error_responses, parse_body
+from monitor.api.read import Instant
 from monitor.db.base import utcnow
 from monitor.db.models import Silence
 
@@ -25,8 +26,8 @@ class SilenceIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     match: Annotated[dict[Label, Label], Field(min_length=1, max_length=20)]
-    starts_at: AwareDatetime | None = None
-    ends_at: AwareDatetime
+    starts_at: Instant | None = None
+    ends_at: Instant
     comment: Annotated[str, Field(max_length=2000)] = ""
 
     @model_validator(mode="after")
@@ -57,7 +58,16 @@ def list_silences(_token: ReadToken, session: DbSession, expired: bool = False) 
     return {"items": [silence_out(s) for s in session.scalars(query)]}
 
 
-@router.post("", status_code=201)
+@router.post(
+    "",
+    status_code=201,
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": SilenceIn.model_json_schema()}},
+        }
+    },
+)
 def create_silence(
     token: AdminToken,
     session: DbSession,

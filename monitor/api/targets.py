@@ -232,10 +232,13 @@ def list_targets(
 
 @router.get("/{name}", response_model=TargetOut)
 def get_target(name: str, _token: ReadToken, session: DbSession) -> dict[str, Any]:
-    """One target, retired or not; 404 when no target ever had this name."""
+    """One live target; 404 when there is none by this name, or it was retired (deleted):
+    its history stays in the reports and in ``GET /api/v1/targets?include_retired=true``."""
     row = find_target(session, name)
     if row is None:
         raise ApiError(404, f"no target named {name!r}")
+    if row.retired_at is not None:
+        raise ApiError(404, f"target {name!r} was retired at {row.retired_at.isoformat()}")
     return target_out(row, verdicts(session, [row], utcnow()).get(row.id))
 
 

@@ -52,8 +52,13 @@ def _positive(value: float) -> float:
     return value
 
 
-Interval = Annotated[Duration, AfterValidator(_at_least_one_second)]
-Timeout = Annotated[Duration, AfterValidator(_positive)]
+# The schema states the bounds too (the API's OpenAPI document takes it from these models).
+Interval = Annotated[
+    Duration, AfterValidator(_at_least_one_second), Field(json_schema_extra={"minimum": 1})
+]
+Timeout = Annotated[
+    Duration, AfterValidator(_positive), Field(json_schema_extra={"exclusiveMinimum": 0})
+]
 
 
 class Strict(BaseModel):
@@ -78,8 +83,32 @@ class ProviderConfig(Strict):
     sla: str | None = None
 
 
+# What _url_matches_kind checks, said in the JSON schema too (the API's OpenAPI document):
+# every kind but heartbeat needs a url of its scheme.
+URL_BY_KIND_SCHEMA: dict[str, Any] = {
+    "allOf": [
+        {
+            "if": {"properties": {"kind": {"const": "tcp"}}, "required": ["kind"]},
+            "then": {
+                "required": ["url"],
+                "properties": {"url": {"type": "string", "pattern": r"^tcp://[^/:@\s]+:\d{1,5}$"}},
+            },
+        },
+        {
+            "if": {"properties": {"kind": {"enum": ["http", "dcgm"]}}, "required": ["kind"]},
+            "then": {
+                "required": ["url"],
+                "properties": {"url": {"type": "string", "pattern": r"^https?://[^/:@\s]+"}},
+            },
+        },
+    ]
+}
+
+
 class TargetConfig(Strict):
     """One probed instance (or a training job that pushes heartbeats)."""
+
+    model_config = ConfigDict(json_schema_extra=URL_BY_KIND_SCHEMA)
 
     name: Annotated[str, Field(min_length=1, max_length=200)]
     kind: TargetKind
@@ -95,7 +124,7 @@ class TargetConfig(Strict):
     interval: Interval = 30.0
     timeout: Timeout = 5.0
     confirmations: Annotated[int, Field(ge=1, le=10)] = 2
-    expect_status: list[int] | None = None
+    expect_status: list[Annotated[int, Field(strict=True, ge=100, le=599)]] | None = None
     expect_body: str | None = None
     grace: Duration | None = None
     stall_after: Duration | None = None
@@ -105,7 +134,7 @@ class TargetConfig(Strict):
     @classmethod
     def _default_timeout(cls, data: Any) -> Any:
         """Without a timeout: 5 s, or the interval when that is shorter."""
-        if isinstance(data, dict) and data.get("timeout") is None:
+        if isinstance(data, dict) and "timeout" not in data:
             try:
                 interval = parse_duration(data.get("interval", 30.0))
             except ValueError:

@@ -71,9 +71,9 @@ def period_of(month: str, now: datetime) -> Span | None:
 def gather(session: Session, month: str, now: datetime, config: Config) -> ReportInputs:
     period = period_of(month, now)
     if period is None:
-        from monitor.errors import SlamonError
+        from monitor.errors import MonthNotStarted
 
-        raise SlamonError(f"{month} has not started yet")
+        raise MonthNotStarted(month)
     rows = list(session.execute(_targets_alive_in(period)))
     ids = [t.id for t, _ in rows]
     observed = _observed(session, ids, period)

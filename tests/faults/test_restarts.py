@@ -76,6 +76,10 @@ def longest_gap_s(times: list[datetime]) -> float:
     return max((b - a).total_seconds() for a, b in itertools.pairwise(times))
 
 
+def logs(processes: Processes) -> str:
+    return "\n".join(f"--- {r.name}:\n{r.text()[-4000:]}" for r in processes.started)
+
+
 def assert_alive(processes: Processes) -> None:
     for running in processes.started:
         assert running.alive(), f"{running.name} exited:\n{running.text()[-3000:]}"
@@ -97,7 +101,9 @@ def test_a_redis_restart_loses_no_more_than_the_rounds_it_was_down_for(
     redis_server.start()
     restarted = datetime.now().astimezone()
 
-    after = wait_for(lambda: results_after(engine, restarted, 3), timeout=30)
+    after = wait_for(
+        lambda: results_after(engine, restarted, 3), timeout=30, explain=lambda: logs(processes)
+    )
     assert after is not None
     assert (after[0] - restarted).total_seconds() <= PROMISE_S, after
     # and no gap anywhere longer than the outage plus that bound
@@ -123,7 +129,9 @@ def test_a_postgres_restart_fails_rounds_clearly_then_stores_again_and_keeps_old
     with engine.connect() as connection:
         kept = list(connection.execute(select(ProbeResult).where(ProbeResult.at < restarted)))
 
-    after = wait_for(lambda: results_after(engine, restarted, 3), timeout=30)
+    after = wait_for(
+        lambda: results_after(engine, restarted, 3), timeout=30, explain=lambda: logs(processes)
+    )
     assert after is not None
     assert (after[0] - restarted).total_seconds() <= PROMISE_S, after
     assert longest_gap_s(result_times(engine)) <= DOWN_S + PROMISE_S

@@ -377,10 +377,31 @@ def test_sla_month_to_date(
 
 
 def test_report_months_out_of_range_are_422_not_500(api: Any, reader: dict[str, str]) -> None:
-    for month in ("0000-01", "2999-01"):
-        response = api.get(f"/api/v1/reports/monthly?month={month}", headers=reader)
-        assert response.status_code == 422, month
-        assert "error" in response.json()
+    for path in ("/api/v1/reports/monthly?month=", "/api/v1/sla?month="):
+        for month in ("0000-01", "2026-13", ""):
+            response = api.get(f"{path}{month}", headers=reader)
+            assert response.status_code == 422, (path, month)
+            assert "error" in response.json()
+
+
+def test_a_month_that_has_not_begun_has_no_report_yet(api: Any, reader: dict[str, str]) -> None:
+    for path in ("/api/v1/reports/monthly?month=2999-01", "/api/v1/sla?month=2999-01"):
+        response = api.get(path, headers=reader)
+        assert response.status_code == 404, path  # schema-valid, so not a 422
+        assert response.json()["error"]["message"] == "2999-01 has not started yet"
+
+
+def test_405_names_every_method_the_path_answers(api: Any, admin: dict[str, str]) -> None:
+    response = api.request("PATCH", "/api/v1/targets", headers=admin)
+    assert response.status_code == 405
+    assert response.headers["Allow"] == "GET, POST"  # two routes; Starlette named only one
+
+
+@pytest.mark.parametrize("until", ["0.5", "1700000000", "yesterday"])
+def test_times_are_iso_8601_only(api: Any, reader: dict[str, str], until: str) -> None:
+    for path in ("/api/v1/incidents", "/api/v1/outages"):
+        response = api.get(f"{path}?until={until}", headers=reader)
+        assert response.status_code == 422, (path, until)
 
 
 def test_vantages_say_which_one_is_blind_and_when_each_last_agreed(

@@ -350,7 +350,10 @@ def test_retiring_hides_the_target_but_keeps_its_history(
     everything: Any = api.get("/api/v1/targets?include_retired=true", headers=reader)
     assert names(everything) == ["job", "other"]
     fetched: Any = api.get("/api/v1/targets/job", headers=reader)
-    assert fetched.json()["retired_at"] is not None
+    assert fetched.status_code == 404  # deleted means gone from the resource's own URL
+    assert "was retired at" in fetched.json()["error"]["message"]
+    (retired,) = [t for t in everything.json()["items"] if t["name"] == "job"]
+    assert retired["retired_at"] is not None
     with sessions() as session:
         steps = session.scalars(select(Heartbeat.step).where(Heartbeat.target_id == target.id))
         assert list(steps) == [7]
@@ -361,11 +364,11 @@ def test_retiring_twice_keeps_the_first_retirement(
 ) -> None:
     register(api, admin, {"name": "job", "kind": "heartbeat"})
     api.delete("/api/v1/targets/job", headers=admin)
-    first: Any = api.get("/api/v1/targets/job", headers=reader)
+    first: Any = api.get("/api/v1/targets?include_retired=true", headers=reader)
     again: Any = api.delete("/api/v1/targets/job", headers=admin)
     assert again.status_code == 204
-    second: Any = api.get("/api/v1/targets/job", headers=reader)
-    assert second.json()["retired_at"] == first.json()["retired_at"]
+    second: Any = api.get("/api/v1/targets?include_retired=true", headers=reader)
+    assert second.json()["items"][0]["retired_at"] == first.json()["items"][0]["retired_at"]
 
 
 def test_retiring_an_unknown_target_is_404(api: ApiClient, admin: dict[str, str]) -> None:
