@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fastapi import Request
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from monitor.api.throttle import AuthThrottle
 from monitor.config import Config, load_config
 from monitor.db.engine import make_engine, make_sessionmaker
 from monitor.settings import Settings
@@ -20,6 +21,7 @@ class AppState:
     config: Config
     engine: Engine
     sessions: sessionmaker[Session]
+    throttle: AuthThrottle = field(default_factory=AuthThrottle)
 
     @classmethod
     def build(cls, settings: Settings) -> AppState:

@@ -17,6 +17,7 @@ from monitor import tokens
 from monitor.api.auth import (
     Credentials,
     DbSession,
+    Guard,
     insufficient_scope,
     presented_token,
     unauthorized,
@@ -29,7 +30,7 @@ from monitor.db.models import Heartbeat, Target
 router = APIRouter(
     prefix="/api/v1/heartbeats",
     tags=["heartbeats"],
-    responses=error_responses(401, 403, 404, 413, 422),
+    responses=error_responses(401, 403, 404, 413, 422, 429),
 )
 
 MAX_BODY_BYTES = 16 * 1024
@@ -60,7 +61,9 @@ class HeartbeatAccepted(BaseModel):
     at: datetime
 
 
-def authorize_heartbeat(target: str, credentials: Credentials, session: DbSession) -> Target:
+def authorize_heartbeat(
+    target: str, credentials: Credentials, session: DbSession, guard: Guard
+) -> Target:
     """The live target ``target`` when the bearer token may push for it.
 
     401: no token, or one that is neither an API token nor this target's heartbeat token
@@ -68,13 +71,15 @@ def authorize_heartbeat(target: str, credentials: Credentials, session: DbSessio
     404: the caller may push, but the target is unknown or retired.
     """
     presented = presented_token(credentials)
+    guard.before_lookup(presented)
     api_token = tokens.verify(session, presented)
     row = find_target(session, target)
     if api_token is not None:
         if not tokens.scope_allows(api_token.scope, "admin"):
             raise insufficient_scope("admin")
     elif row is None or not tokens.heartbeat_token_matches(row, presented):
-        raise unauthorized(f"the token is not valid for target {target!r}", invalid=True)
+        error = unauthorized(f"the token is not valid for target {target!r}", invalid=True)
+        raise guard.refuse(presented, error)
     if row is None:
         raise ApiError(404, f"no target named {target!r}")
     if row.retired_at is not None:

@@ -27,7 +27,7 @@ from monitor.feeds.model import CLOSED_STATUSES
 from monitor.feeds.stats import month_bounds
 from monitor.reports.service import build_monthly
 
-router = APIRouter(prefix="/api/v1", responses=error_responses(401, 403, 422))
+router = APIRouter(prefix="/api/v1", responses=error_responses(401, 403, 422, 429))
 
 
 def _in_utc(value: datetime) -> datetime:

@@ -14,7 +14,9 @@ from monitor.reports.service import build_monthly, keep, render
 
 MONTH_PATTERN = r"^[1-9]\d{3}-(0[1-9]|1[0-2])$"  # years 1000-9999
 router = APIRouter(
-    prefix="/api/v1/reports", tags=["reports"], responses=error_responses(401, 403, 404, 422)
+    prefix="/api/v1/reports",
+    tags=["reports"],
+    responses=error_responses(401, 403, 404, 422, 429),
 )
 
 

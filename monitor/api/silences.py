@@ -16,7 +16,9 @@ from monitor.db.base import utcnow
 from monitor.db.models import Silence
 
 router = APIRouter(
-    prefix="/api/v1/silences", tags=["alerts"], responses=error_responses(401, 403, 404, 413, 422)
+    prefix="/api/v1/silences",
+    tags=["alerts"],
+    responses=error_responses(401, 403, 404, 413, 422, 429),
 )
 Label = Annotated[str, Field(min_length=1, max_length=200)]
 MAX_ID = 2**31 - 1  # the id column is a 32-bit integer: larger ids cannot exist

@@ -36,7 +36,7 @@ from monitor.targets import retire_target, upsert_target
 router = APIRouter(
     prefix="/api/v1/targets",
     tags=["targets"],
-    responses=error_responses(401, 403, 404, 422),
+    responses=error_responses(401, 403, 404, 422, 429),
 )
 
 MAX_LIMIT = 500
