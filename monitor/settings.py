@@ -35,6 +35,13 @@ class Settings(BaseSettings):
     state_dir: Path = Field(
         default=Path(".slamon"), description="Local state: filesystem broker, beat schedule."
     )
+    api_auth_failures_per_minute: int = Field(
+        default=20,
+        ge=1,
+        le=1_000_000,
+        description="Failed authentications an address or a token prefix may make in a minute "
+        "before the API answers 429 (per API process; valid tokens are never refused).",
+    )
     broker_visibility_timeout: float = Field(
         default=3600.0,
         gt=0,

@@ -31,6 +31,7 @@ class AppState:
             config=load_config(settings.config, missing_ok=True),
             engine=engine,
             sessions=make_sessionmaker(engine),
+            throttle=AuthThrottle(limit=settings.api_auth_failures_per_minute),
         )
 
 

@@ -24,6 +24,7 @@ from monitor.api.auth import (
 )
 from monitor.api.errors import ApiError, body_reader, error_responses, parse_body
 from monitor.api.targets import find_target
+from monitor.config.models import json_number
 from monitor.db.base import utcnow
 from monitor.db.models import Heartbeat, Target
 
@@ -37,22 +38,14 @@ MAX_BODY_BYTES = 16 * 1024
 MAX_STEP = 2**63 - 1  # the column is a signed 64-bit integer
 
 
-def _json_number(value: object) -> object:
-    """A JSON number, as the schema says: not ``"5"`` nor ``true`` (pydantic would take both);
-    ``5.0`` is a JSON Schema integer and stays one."""
-    if isinstance(value, str | bool):
-        raise ValueError("must be a JSON number")
-    return value
-
-
 class HeartbeatIn(BaseModel):
     """The optional body; keys beyond ``step`` and ``throughput`` are kept as the payload."""
 
     model_config = ConfigDict(extra="allow")
 
-    step: Annotated[int, BeforeValidator(_json_number), Field(ge=0, le=MAX_STEP)] | None = None
+    step: Annotated[int, BeforeValidator(json_number), Field(ge=0, le=MAX_STEP)] | None = None
     throughput: (
-        Annotated[float, BeforeValidator(_json_number), Field(ge=0, allow_inf_nan=False)] | None
+        Annotated[float, BeforeValidator(json_number), Field(ge=0, allow_inf_nan=False)] | None
     ) = None
 
 
@@ -103,7 +96,8 @@ def push_heartbeat(
     raw: Annotated[bytes, Depends(body_reader(MAX_BODY_BYTES))],
     session: DbSession,
 ) -> dict[str, Any]:
-    """Store a heartbeat at the server's time (UTC); the body (at most 16 KiB) is optional."""
+    """Store a heartbeat at the server's time (UTC); the body (at most 16 KiB) is optional.
+    Beyond the schema: no string in it may hold a NUL character (422 otherwise)."""
     beat = parse_body(HeartbeatIn, raw) if raw.strip() else HeartbeatIn()
     at = utcnow()
     session.add(

@@ -75,6 +75,8 @@ def create_silence(
     session: DbSession,
     raw: Annotated[bytes, Depends(body_reader())],
 ) -> dict[str, Any]:
+    """Mute alerts whose labels match ``match`` until ``ends_at``. Beyond the schema:
+    ``ends_at`` must be after ``starts_at`` (422 otherwise)."""
     body = parse_body(SilenceIn, raw)
     row = Silence(
         matchers=dict(body.match),

@@ -36,6 +36,15 @@ FeedKind = Literal[
     "instatus",
 ]
 
+
+def json_number(value: object) -> object:
+    """A number, as the schema says: not ``true`` nor ``"8"`` (pydantic would take both);
+    ``8.0`` is a JSON Schema integer and stays one."""
+    if isinstance(value, str | bool):
+        raise ValueError("must be a number")
+    return value
+
+
 MIN_INTERVAL_S = 1.0
 DEFAULT_TIMEOUT_S = 5.0
 
@@ -118,12 +127,14 @@ class TargetConfig(Strict):
     zone: Short | None = None
     pool: Annotated[str, Field(max_length=200)] | None = None
     instance_type: Annotated[str, Field(max_length=100)] | None = None
-    gpus: Annotated[int, Field(ge=0, le=1024)] = 0
-    hourly_price: Annotated[float, Field(ge=0, le=1_000_000, allow_inf_nan=False)] = 0.0
+    gpus: Annotated[int, BeforeValidator(json_number), Field(ge=0, le=1024)] = 0
+    hourly_price: Annotated[
+        float, BeforeValidator(json_number), Field(ge=0, le=1_000_000, allow_inf_nan=False)
+    ] = 0.0
     sla: str | None = None
     interval: Interval = 30.0
     timeout: Timeout = 5.0
-    confirmations: Annotated[int, Field(ge=1, le=10)] = 2
+    confirmations: Annotated[int, BeforeValidator(json_number), Field(ge=1, le=10)] = 2
     expect_status: list[Annotated[int, Field(strict=True, ge=100, le=599)]] | None = None
     expect_body: str | None = None
     grace: Duration | None = None

@@ -175,15 +175,15 @@ def test_an_unknown_target_does_not_reveal_itself_to_an_anonymous_caller(world: 
         pytest.param(
             {"throughput": -0.5}, [("throughput", "Input should be greater than or equal to 0")]
         ),
-        pytest.param({"step": "many"}, [("step", "must be a JSON number")]),
+        pytest.param({"step": "many"}, [("step", "must be a number")]),
         # what the schema says: a JSON number, not a numeric string or a boolean
-        pytest.param({"step": "5"}, [("step", "must be a JSON number")]),
-        pytest.param({"step": True}, [("step", "must be a JSON number")]),
+        pytest.param({"step": "5"}, [("step", "must be a number")]),
+        pytest.param({"step": True}, [("step", "must be a number")]),
         pytest.param(
             {"step": 5.5},
             [("step", "Input should be a valid integer, got a number with a fractional part")],
         ),
-        pytest.param({"throughput": "1.5"}, [("throughput", "must be a JSON number")]),
+        pytest.param({"throughput": "1.5"}, [("throughput", "must be a number")]),
         pytest.param(
             {"step": 2**63}, [("step", "Input should be less than or equal to 9223372036854775807")]
         ),
