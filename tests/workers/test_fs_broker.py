@@ -94,3 +94,41 @@ def test_two_consumers_and_a_producer_see_every_message_exactly_once(tmp_path: P
     assert errors.empty(), errors.get()
     received = sorted(got.get() for _ in range(got.qsize()))
     assert received == list(range(sent))
+
+
+def bind_and_read(folder: Path, name: str, errors: queue.Queue[BaseException]) -> None:
+    """One worker starting: its own connection binds its queue, then reads the table back."""
+    try:
+        with connect(folder) as conn:
+            channel = conn.default_channel
+            channel._queue_bind("slamon.fanout", "", "", name)
+            for _ in range(20):
+                channel.get_table("slamon.fanout")
+    except BaseException as exc:  # any failure in a thread is the test's
+        errors.put(exc)
+
+
+def test_workers_binding_at_once_lose_no_binding_and_never_read_a_torn_table(
+    tmp_path: Path,
+) -> None:
+    errors: queue.Queue[BaseException] = queue.Queue()
+    names = [f"worker-{n}" for n in range(16)]
+    threads = [threading.Thread(target=bind_and_read, args=(tmp_path, n, errors)) for n in names]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert errors.empty(), errors.get()
+    with connect(tmp_path) as conn:
+        table = conn.default_channel.get_table("slamon.fanout")
+    assert sorted(row.queue for row in table) == sorted(names)
+
+
+def test_a_table_created_but_not_yet_written_reads_as_no_bindings(tmp_path: Path) -> None:
+    with connect(tmp_path) as conn:
+        channel = conn.default_channel
+        channel.control_folder.mkdir(exist_ok=True)
+        (channel.control_folder / "slamon.fanout.exchange").write_bytes(b"")
+        assert channel.get_table("slamon.fanout") == []
+        channel._queue_bind("slamon.fanout", "", "", "first")
+        assert [row.queue for row in channel.get_table("slamon.fanout")] == ["first"]
