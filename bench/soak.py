@@ -1,4 +1,4 @@
-"""Soak: the real product (``slamon worker`` + ``slamon beat`` on PostgreSQL and Redis) probing
+"""Soak: the real product (two ``slamon worker`` + ``slamon beat`` on PostgreSQL and Redis) probing
 N local HTTP targets for a long time while faults are injected on a schedule, then the figures
 that say whether anything was lost or grew.
 
@@ -10,7 +10,8 @@ Faults, every ``--fault-every`` seconds (each cycle, in this order):
 * ``--fault-share`` of the targets (a fresh slice each cycle) answer 503 for ``--fault-length`` s
   (bench/soak_targets.py's control port): each must give one ``target_down`` firing and one
   resolved alert at the webhook receiver;
-* the worker is killed with SIGKILL and restarted 5 s later;
+* the probe worker is killed with SIGKILL and restarted 5 s later (a second worker, for the
+  light queues, lives the whole soak so its memory is seen over a long life);
 * the webhook receiver stops for ``--fault-length`` s (deliveries must be retried, not lost).
 
 Printed at the end: probes scheduled vs executed (from ``probe_results``) and missed slots,
@@ -384,6 +385,8 @@ def run(args: argparse.Namespace) -> None:
         env,
         work / "targets.log",
     )
+    # The probe worker is the one killed each cycle; a second worker takes the light queues
+    # (dispatch, deliveries, feeds) and lives the whole soak, so its memory is seen over it.
     worker = Process(
         "worker",
         [
@@ -391,14 +394,27 @@ def run(args: argparse.Namespace) -> None:
             "worker",
             "--pool=threads",
             f"--concurrency={args.concurrency}",
-            "--queues=default,probes,deliveries,feeds",
+            "--queues=probes",
             f"--loglevel={args.loglevel}",
         ],
         env,
         work / "worker.log",
     )
+    steady = Process(
+        "steady",
+        [
+            *slamon,
+            "worker",
+            "--pool=threads",
+            "--concurrency=8",
+            "--queues=default,deliveries,feeds",
+            f"--loglevel={args.loglevel}",
+        ],
+        env,
+        work / "steady.log",
+    )
     beat = Process("beat", [*slamon, "beat", "--loglevel=WARNING"], env, work / "beat.log")
-    processes = [targets, worker, beat]
+    processes = [targets, worker, steady, beat]
     receiver = Receiver(args.receiver_port)
     engine = sa.create_engine(args.database_url)
     print(f"work folder {work}", flush=True)
@@ -408,9 +424,10 @@ def run(args: argparse.Namespace) -> None:
         receiver.start()
         time.sleep(2)
         worker.start()
-        # Worker and beat both sync the config's targets at start; started together on an
-        # empty database they race on the same inserts (the loser exits). Beat waits.
+        # Workers and beat all sync the config's targets at start; started together on an
+        # empty database they race on the same inserts (the loser exits). The others wait.
         wait_for_targets(engine, args.targets, timeout=120)
+        steady.start()
         beat.start()
         first = wait_for_first_probes(engine, timeout=120)
         time.sleep(args.interval)  # the first round is a burst of every target at once
@@ -515,10 +532,15 @@ def report(
     print(f"slots due (executed+missed) {due}")
     down: list[Window] = run["worker_down"]  # type: ignore[assignment]
     print(f"missed slots, worker up     {figures.missed}  (lost)")
-    outage = sum((end - start).total_seconds() for start, end in down)
+    gaps = [(end - start).total_seconds() for start, end in down]
     print(
         f"missed slots, worker down   {figures.missed_worker_down}  "
-        f"({len(down)} kills, {outage:.0f} s from SIGKILL to the first probe after restart)"
+        f"({len(down)} kills, {sum(gaps):.0f} s from SIGKILL to the first probe after restart)"
+    )
+    print(
+        "restart gap per kill        "
+        + ", ".join(f"{g:.1f} s" for g in gaps)
+        + f"  (restarted {RESTART_AFTER_S:g} s after the kill, as a service manager would)"
     )
     drift = figures.drift
     print(
@@ -541,10 +563,16 @@ def report(
                 continue
             (t0, first), (t1, last) = samples[0], samples[-1]
             per_hour = (last - first) / max(1.0, t1 - t0) * 3600
+            peak = max(v for _, v in samples)
             print(
                 f"RSS {process.name:<8}#{n + 1}      {first:7.1f} MB -> {last:7.1f} MB over "
-                f"{t1 - t0:5.0f} s ({last - first:+.1f} MB, {per_hour:+.1f} MB/h)"
+                f"{t1 - t0:5.0f} s ({last - first:+.1f} MB, {100 * (last - first) / first:+.1f} %, "
+                f"{per_hour:+.1f} MB/h; peak {peak:.1f} MB)"
             )
+            for minute in range(5, int((t1 - t0) / 60) + 1, 5):  # the curve, every 5 minutes
+                at = t0 + minute * 60
+                value = min(samples, key=lambda s: abs(s[0] - at))[1]
+                print(f"    +{minute:>3} min after warm-up  {value:7.1f} MB")
     print(f"alerts expected             {len(want)}  ({len(want) // 2} outages x firing+resolved)")
     print(f"alerts delivered (unique)   {len(want & got)}")
     print(f"  missing                   {len(want - got)}")
