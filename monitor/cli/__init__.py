@@ -1,5 +1,5 @@
-"""The `slamon` command line (DESIGN.md's contract). User errors print one line and exit non-zero;
-tracebacks are for bugs only."""
+"""The `slamon` command line (docs/DESIGN.md's contract). User errors print one line and exit
+non-zero; tracebacks are for bugs only."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The YAML config as pydantic models. Field names are part of the contract (DESIGN.md)."""
+"""The YAML config as pydantic models. Field names are part of the contract (docs/DESIGN.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The data model (DESIGN.md). Every timestamp is aware UTC (``UTCDateTime``).
+"""The data model (docs/DESIGN.md). Every timestamp is aware UTC (``UTCDateTime``).
 
 Providers have feeds, components and incidents (with updates); targets have probe results,
 rollups, states per vantage, outage intervals and heartbeats; alerts have deliveries (the

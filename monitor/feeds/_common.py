@@ -221,7 +221,7 @@ def normalize_status(word: str | None) -> Status | None:
 
 
 # Statuses re-read for the other kind of item, so a maintenance only ever carries maintenance
-# statuses (the contract in DESIGN.md) and an incident only incident ones.
+# statuses (the contract in docs/DESIGN.md) and an incident only incident ones.
 _AS_MAINTENANCE: dict[str, Status] = {
     "investigating": "in_progress",
     "identified": "in_progress",

@@ -1,4 +1,4 @@
-"""The normalized incident every feed parser returns (the contract in DESIGN.md)."""
+"""The normalized incident every feed parser returns (the contract in docs/DESIGN.md)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ class Incident:
     updates: tuple[IncidentUpdate, ...] = field(default=())
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON object `slamon feeds parse --json` prints (DESIGN.md field names)."""
+        """The JSON object `slamon feeds parse --json` prints (docs/DESIGN.md field names)."""
         return {
             "provider": self.provider,
             "source_id": self.source_id,

@@ -1,4 +1,4 @@
-"""Incident response times (DESIGN.md): time to acknowledge, to resolve, status-page lag.
+"""Incident response times (docs/DESIGN.md): time to acknowledge, to resolve, status-page lag.
 
 Pure functions over plain values; the database hands in rows, the report renders the result.
 """

@@ -1,4 +1,4 @@
-"""The pure SLA engine (DESIGN.md, "Availability and SLA math"): spans, policies, arithmetic.
+"""The pure SLA engine (docs/DESIGN.md, "Availability and SLA math"): spans, policies, arithmetic.
 
 ``intervals`` holds the span algebra, ``policy`` the policies as data (built-ins and user
 policies from config), ``math`` the arithmetic from outages to uptime, credits and budgets.

@@ -1,4 +1,4 @@
-"""Time spans and the set algebra the SLA math needs (DESIGN.md, "Availability and SLA math").
+"""Time spans and the set algebra the SLA math needs (docs/DESIGN.md, "Availability and SLA math").
 
 A ``Span`` is the half-open interval ``[start, end)`` between two aware datetimes, held in UTC.
 Every function that returns a list of spans returns it *normalized*: sorted, disjoint and

@@ -1,4 +1,4 @@
-"""slamon as users run it, in the two shapes DESIGN.md names, started from the console script:
+"""slamon as users run it, in the two shapes docs/DESIGN.md names, started from the console script:
 
 * ``embedded``: ``slamon run`` in a folder of its own (SQLite file, Celery's filesystem broker),
   with every ``SLAMON_*`` variable removed from its environment;

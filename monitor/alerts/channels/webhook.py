@@ -1,4 +1,5 @@
-"""The generic webhook: versioned JSON, signed when the channel has a secret (DESIGN.md, Alerts).
+"""The generic webhook: versioned JSON, signed when the channel has a secret (docs/DESIGN.md,
+Alerts).
 
 The body is ``{"version": 1, "event", "alert": {"fingerprint", "rule", "severity", "labels",
 "summary", "started_at", "resolved_at", "url", "extra"}, "sent_at"}``; times are ISO 8601 UTC.
