@@ -1,16 +1,18 @@
 """slamon's error hierarchy.
 
-Transient errors are worth retrying with backoff; permanent ones are not (retrying a document we
-cannot read gives the same answer), they are reported and alerted on instead::
+Transient errors may heal by themselves; permanent ones will not (retrying a document we cannot
+read gives the same answer). Neither is retried by Celery: a failed feed poll is recorded on the
+feed (``feed_failing`` alerts once it keeps failing) and the next scheduled poll is the retry;
+deliveries are retried from the outbox with backoff (monitor/alerts/delivery.py), by outcome,
+not by exception::
 
     SlamonError
     ├── ConfigError              bad settings or YAML config; the message names the path
     ├── MonthNotStarted          a report asked for a month that has not begun (API: 404)
-    ├── TransientError           retry with backoff (Celery ``autoretry_for`` names only this)
+    ├── TransientError           may heal: reported, and tried again on the next schedule
     │   ├── FeedUnavailable      timeout, connection error, HTTP 5xx/429 from a status feed
-    │   ├── DeliveryFailed       a webhook receiver is down or answered 5xx/429
     │   └── ServiceUnavailable   our own database or broker does not answer
-    └── PermanentError           do not retry
+    └── PermanentError           will not heal until someone changes something
         ├── FeedParseError       a feed document we cannot read at all
         ├── FeedRejected         the feed answered 4xx (other than 429): wrong URL or forbidden
         └── FeedTooLarge         a feed response over the size limit
@@ -40,15 +42,11 @@ class MonthNotStarted(SlamonError):
 
 
 class TransientError(SlamonError):
-    """Something outside us failed in a way that may heal: retry with backoff."""
+    """Something outside us failed in a way that may heal."""
 
 
 class FeedUnavailable(TransientError):
     """A status feed could not be fetched (timeout, connection error, 5xx, 429)."""
-
-
-class DeliveryFailed(TransientError):
-    """A notification could not be delivered; the receiver may recover."""
 
 
 class ServiceUnavailable(TransientError):
