@@ -209,7 +209,8 @@ class ProbeResult(Base):
 
 
 class ProbeRollup(Base):
-    """Per-minute or per-hour aggregates of probe results, kept for ever."""
+    """Per-minute and per-hour aggregates of probe results: minute rows are pruned after
+    ``probes.minute_retention`` (14 days by default, as raw rows), hour rows kept for ever."""
 
     __tablename__ = "probe_rollups"
     __table_args__ = (
