@@ -433,7 +433,9 @@ def run(args: argparse.Namespace) -> None:
         time.sleep(args.interval)  # the first round is a burst of every target at once
         expected = soak(args, worker, processes, receiver, engine)
     finally:
-        for process in processes:
+        # beat and the workers first: with the targets server gone first, the still-running
+        # workers opened an outage (and alerts) for every target during the teardown
+        for process in reversed(processes):
             process.stop()
         receiver.stop()
         engine.dispose()
