@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from slamon_side import drop_postgres, fresh_postgres
 
 from dashboards.fleet_history import RAW_INDEXES, FleetShape, fill_fleet, fill_raw
-from dashboards.grafana_vars import ALL, Selection, TimeRange, expand, time_range
+from dashboards.grafana_vars import ALL, Selection, TimeRange, dashboard_start, expand, time_range
 from monitor.db.engine import make_engine
 from monitor.db.migrate import upgrade
 
@@ -49,15 +49,6 @@ class PanelTime:
     range_label: str
     seconds: float
     rows: int
-
-
-def default_range(dashboard: dict[str, Any], now: datetime) -> tuple[str, datetime]:
-    """The dashboard's own ``time.from`` (``now-24h``, ``now-7d``, ``now/M``) as a start."""
-    text = dashboard["time"]["from"]
-    if text == "now/M":
-        return text, now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-    amount, unit = int(text[4:-1]), text[-1]
-    return text, now - timedelta(**{{"h": "hours", "d": "days"}[unit]: amount})
 
 
 def load_dashboards() -> dict[str, dict[str, Any]]:
@@ -88,8 +79,11 @@ def selections(
 def time_panels(
     connection: sa.Connection, name: str, dashboard: dict[str, Any], now: datetime, repeat: int
 ) -> list[PanelTime]:
-    label, start = default_range(dashboard, now)
-    ranges = {label: time_range(start, now), "now-30d": time_range(now - timedelta(days=30), now)}
+    label = dashboard["time"]["from"]
+    ranges = {
+        label: time_range(dashboard_start(label, now), now),
+        "now-30d": time_range(now - timedelta(days=30), now),
+    }
     timings = []
     for range_label, window in ranges.items():
         chosen = selections(connection, dashboard, window)

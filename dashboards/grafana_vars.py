@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 ALL = "$__all"
@@ -142,3 +142,12 @@ def interval_text(ms: int) -> str:
         if ms >= size and ms % size == 0:
             return f"{ms // size}{unit}"
     return f"{ms}ms"
+
+
+def dashboard_start(time_from: str, now: datetime) -> datetime:
+    """A dashboard's ``time.from`` as Grafana resolves it: ``now/M`` (the month's start) or
+    ``now-<n>h`` / ``now-<n>d``."""
+    if time_from == "now/M":
+        return now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    amount, unit = int(time_from[4:-1]), time_from[-1]
+    return now - timedelta(**{{"h": "hours", "d": "days"}[unit]: amount})

@@ -28,23 +28,13 @@ depends_on: str | Sequence[str] | None = None
 
 COVERED = ["target_id", "count", "failures", "unknown", "latency_p95_ms"]
 
-ROLE_SETTING = """
+# Only when the role exists and the migrating user may alter it; {action} is SET … or RESET ….
+ROLE_WORK_MEM = """
 DO $$
 BEGIN
     IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'slamon_grafana')
        AND (SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user) THEN
-        EXECUTE format('ALTER ROLE slamon_grafana IN DATABASE %I SET work_mem = %L',
-                       current_database(), '{value}');
-    END IF;
-END $$
-"""
-RESET = """
-DO $$
-BEGIN
-    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'slamon_grafana')
-       AND (SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user) THEN
-        EXECUTE format('ALTER ROLE slamon_grafana IN DATABASE %I RESET work_mem',
-                       current_database());
+        EXECUTE format('ALTER ROLE slamon_grafana IN DATABASE %I {action}', current_database());
     END IF;
 END $$
 """
@@ -58,10 +48,10 @@ def upgrade() -> None:
         postgresql_include=COVERED,
     )
     if op.get_bind().dialect.name == "postgresql":
-        op.execute(ROLE_SETTING.format(value="32MB"))
+        op.execute(ROLE_WORK_MEM.format(action="SET work_mem = ''32MB''"))  # quoted in a literal
 
 
 def downgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
-        op.execute(RESET)
+        op.execute(ROLE_WORK_MEM.format(action="RESET work_mem"))
     op.drop_index("ix_probe_rollups_resolution_bucket", table_name="probe_rollups")

@@ -13,7 +13,14 @@ import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 
 from dashboards.fleet_history import PROVIDERS, FleetShape, fill
-from dashboards.grafana_vars import ALL, Selection, TimeRange, expand, time_range
+from dashboards.grafana_vars import (
+    ALL,
+    Selection,
+    TimeRange,
+    dashboard_start,
+    expand,
+    time_range,
+)
 from tests.dashboards.test_dashboards import FILES, GRAFANA_ROLE, load
 
 NOW = datetime.now(UTC).replace(second=0, microsecond=0)
@@ -48,12 +55,10 @@ def as_grafana(connection: Connection, sql: str) -> tuple[list[str], list[Any]]:
 
 def ranges(dashboard: dict[str, Any]) -> dict[str, TimeRange]:
     own = dashboard["time"]["from"]
-    start = (
-        NOW.replace(day=1, hour=0, minute=0)
-        if own == "now/M"
-        else NOW - timedelta(**{{"h": "hours", "d": "days"}[own[-1]]: int(own[4:-1])})
-    )
-    return {own: time_range(start, NOW), "now-30d": time_range(NOW - timedelta(days=30), NOW)}
+    return {
+        own: time_range(dashboard_start(own, NOW), NOW),
+        "now-30d": time_range(NOW - timedelta(days=30), NOW),
+    }
 
 
 def run_all(

@@ -4,20 +4,15 @@ Retry-After, while valid tokens from the same address keep working."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from monitor import tokens
-from monitor.api.app import create_app
-from monitor.api.deps import db_session
 from monitor.api.throttle import AuthThrottle, keys_for
 from monitor.db.models import Heartbeat, Target
-from monitor.settings import Settings
 from tests.support import ApiClient
 
 
@@ -64,31 +59,16 @@ def test_memory_stays_bounded_under_a_spray_of_addresses(monkeypatch: pytest.Mon
 
 @pytest.fixture
 def app_api(
-    engine: Engine, sessions: sessionmaker[Session], tmp_path: Path
-) -> Iterator[tuple[ApiClient, dict[str, str]]]:
-    """The real app; a heartbeat target ``job`` and tokens: its own, an admin one."""
-    app = create_app(
-        Settings(  # type: ignore[call-arg]
-            database_url=engine.url.render_as_string(hide_password=False),
-            config=tmp_path / "none.yaml",
-            state_dir=tmp_path / "state",
-        )
-    )
-
-    def session_in_test_transaction() -> Iterator[Session]:
-        with sessions() as session:
-            yield session
-
-    app.dependency_overrides[db_session] = session_in_test_transaction
+    api: ApiClient, admin: dict[str, str], sessions: sessionmaker[Session]
+) -> tuple[ApiClient, dict[str, str]]:
+    """The real app (conftest's), a heartbeat target ``job`` and tokens: its own, an admin one."""
     with sessions() as session:
         job = Target(name="job", kind="heartbeat")
         session.add(job)
         session.flush()
         heartbeat = tokens.create_heartbeat_token(session, job)
-        admin = tokens.create(session, "admin", "admin")
         session.commit()
-    with ApiClient(app) as client:
-        yield client, {"job": heartbeat, "admin": admin}
+    return api, {"job": heartbeat, "admin": admin["Authorization"].removeprefix("Bearer ")}
 
 
 def push(api: ApiClient, token: str) -> Any:
