@@ -6,10 +6,10 @@ Rolling up is idempotent: a bucket is recomputed, never added to."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from itertools import groupby, islice
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
@@ -21,6 +21,10 @@ from monitor.feeds.response import percentile
 MINUTE = timedelta(minutes=1)
 HOUR = timedelta(hours=1)
 LATE_ROWS = timedelta(minutes=2)  # results can land this long after their probe time
+# raw rows fetched and minute buckets written at a time: a rollup's memory stays this size
+# however many targets there are (a whole window at once was ~7 MB of rows at 2,000 targets,
+# and those peaks, every minute in a long-lived worker, held on to the allocator's memory)
+STREAM_ROWS = 5000
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,12 +47,12 @@ def floor_to(at: datetime, step: timedelta) -> datetime:
 
 def summarize_minutes(
     rows: Iterable[tuple[int, datetime, bool | None, float | None]],
-) -> list[Bucket]:
-    """Raw (target, at, ok, latency) rows -> one bucket per target and minute (pure)."""
-    groups: dict[tuple[int, datetime], list[tuple[bool | None, float | None]]] = defaultdict(list)
-    for target_id, at, ok, latency in rows:
-        groups[(target_id, floor_to(at, MINUTE))].append((ok, latency))
-    return [_bucket(key, values) for key, values in sorted(groups.items())]
+) -> Iterator[Bucket]:
+    """Raw (target, at, ok, latency) rows, ordered by target and time -> one bucket per target
+    and minute, as the rows come (pure: holds one target's minute at a time)."""
+    keyed = ((target_id, floor_to(at, MINUTE), ok, latency) for target_id, at, ok, latency in rows)
+    for key, group in groupby(keyed, key=lambda row: (row[0], row[1])):
+        yield _bucket(key, [(ok, latency) for _, _, ok, latency in group])
 
 
 def _bucket(key: tuple[int, datetime], values: list[tuple[bool | None, float | None]]) -> Bucket:
@@ -74,16 +78,20 @@ def roll_up(session: Session, now: datetime) -> int:
     if start is None or start >= end:
         return 0
     raw = session.execute(
-        select(ProbeResult.target_id, ProbeResult.at, ProbeResult.ok, ProbeResult.latency_ms).where(
-            ProbeResult.at >= start, ProbeResult.at < end
-        )
+        select(ProbeResult.target_id, ProbeResult.at, ProbeResult.ok, ProbeResult.latency_ms)
+        .where(ProbeResult.at >= start, ProbeResult.at < end)
+        .order_by(ProbeResult.target_id, ProbeResult.at)
+        .execution_options(yield_per=STREAM_ROWS)
     )
-    buckets = summarize_minutes(raw)
-    _store(session, buckets, "minute")
+    stored = 0
+    minutes = summarize_minutes(raw)
+    while buckets := list(islice(minutes, STREAM_ROWS)):
+        _store(session, buckets, "minute")
+        stored += len(buckets)
     # Only closed hours: recomputing the open hour every run re-read up to 60 minute rows per
     # target each minute (seconds of CPU at 1,000 targets, and late probe rounds behind it).
     _roll_hours(session, floor_to(start, HOUR), floor_to(end, HOUR))
-    return len(buckets)
+    return stored
 
 
 def _resume_from(session: Session, end: datetime) -> datetime | None:
@@ -97,7 +105,8 @@ def _resume_from(session: Session, end: datetime) -> datetime | None:
 
 
 def _roll_hours(session: Session, start: datetime, end: datetime) -> None:
-    # Plain rows, not ORM objects: near the end of an hour this reads ~60 minutes per target.
+    # Plain rows, not ORM objects, streamed in target order: near the end of an hour this
+    # reads ~60 minutes per target.
     if start >= end:
         return
     minutes = session.connection().execute(
@@ -110,21 +119,21 @@ def _roll_hours(session: Session, start: datetime, end: datetime) -> None:
             ProbeRollup.latency_p50_ms,
             ProbeRollup.latency_p95_ms,
             ProbeRollup.latency_max_ms,
-        ).where(
+        )
+        .where(
             ProbeRollup.resolution == "minute",
             ProbeRollup.bucket_start >= start,
             ProbeRollup.bucket_start < end,
         )
+        .order_by(ProbeRollup.target_id, ProbeRollup.bucket_start)
+        .execution_options(yield_per=STREAM_ROWS)
     )
-    groups: dict[tuple[int, datetime], list[Bucket]] = defaultdict(list)
-    for row in minutes:
-        minute = Bucket(*row)
-        groups[(minute.target_id, floor_to(minute.start, HOUR))].append(minute)
-    _store(
-        session,
-        [_hour(target_id, hour, rows) for (target_id, hour), rows in groups.items()],
-        "hour",
+    by_hour = groupby(
+        (Bucket(*row) for row in minutes), key=lambda m: (m.target_id, floor_to(m.start, HOUR))
     )
+    hours = (_hour(target_id, hour, list(rows)) for (target_id, hour), rows in by_hour)
+    while chunk := list(islice(hours, STREAM_ROWS)):
+        _store(session, chunk, "hour")
 
 
 def _hour(target_id: int, hour: datetime, rows: list[Bucket]) -> Bucket:
@@ -156,7 +165,7 @@ ROLLUP_VALUES = [
 ]
 
 
-def _store(session: Session, buckets: list[Bucket], resolution: str) -> None:
+def _store(session: Session, buckets: Iterable[Bucket], resolution: str) -> None:
     rows = [
         {
             "target_id": b.target_id,

@@ -7,7 +7,13 @@ from sqlalchemy.orm import Session
 
 from monitor.config.models import TargetConfig
 from monitor.db.models import ProbeResult, ProbeRollup
-from monitor.probes.rollup import prune_minutes, prune_raw, roll_up, summarize_minutes
+from monitor.probes.rollup import (
+    STREAM_ROWS,
+    prune_minutes,
+    prune_raw,
+    roll_up,
+    summarize_minutes,
+)
 from monitor.targets import upsert_target
 
 T0 = datetime(2026, 10, 31, 23, 58, tzinfo=UTC)  # rolls across a month boundary
@@ -102,3 +108,48 @@ def test_minute_rollups_expire_only_once_their_hour_is_rolled_up(session: Sessio
     )
     assert oldest == datetime(2026, 11, 1, tzinfo=UTC)
     assert session.scalar(hour_counts) == counted == 40  # the hours still count every probe
+
+
+def test_a_window_of_more_buckets_than_one_chunk_is_rolled_up_whole(session: Session) -> None:
+    # two targets' rows stored interleaved in time, more minute buckets than STREAM_ROWS: the
+    # rollup reads them in target order, a chunk at a time, and loses or merges none
+    ids = [
+        upsert_target(session, TargetConfig(name=f"c{i}", kind="http", url="http://h/"), "config")
+        for i in range(2)
+    ]
+    session.flush()
+    minutes = STREAM_ROWS // 2 + 100
+    values = [
+        {
+            "target_id": t.id,
+            "vantage": "v",
+            "at": T0 + timedelta(minutes=m, seconds=s),
+            "ok": (m + s) % 7 != 0,
+            "latency_ms": float(m % 50),
+        }
+        for m in range(minutes)
+        for s in (0, 30)
+        for t in ids
+    ]
+    session.execute(insert(ProbeResult), values)
+    assert roll_up(session, T0 + timedelta(minutes=minutes)) == 2 * minutes
+    per_target = dict(
+        session.execute(
+            select(ProbeRollup.target_id, func.sum(ProbeRollup.count))
+            .where(ProbeRollup.resolution == "minute")
+            .group_by(ProbeRollup.target_id)
+        ).all()
+    )
+    assert per_target == {t.id: 2 * minutes for t in ids}
+    failures = session.scalar(
+        select(func.sum(ProbeRollup.failures)).where(ProbeRollup.resolution == "minute")
+    )
+    assert failures == sum(not v["ok"] for v in values)
+    hours = session.execute(
+        select(ProbeRollup.target_id, func.sum(ProbeRollup.count))
+        .where(ProbeRollup.resolution == "hour")
+        .group_by(ProbeRollup.target_id)
+    ).all()
+    closed = (T0 + timedelta(minutes=minutes)).replace(minute=0)
+    in_closed_hours = sum(1 for v in values if v["target_id"] == ids[0].id and v["at"] < closed)
+    assert dict(hours) == {t.id: in_closed_hours for t in ids}
