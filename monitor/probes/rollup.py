@@ -83,11 +83,7 @@ def roll_up(session: Session, now: datetime) -> int:
         .order_by(ProbeResult.target_id, ProbeResult.at)
         .execution_options(yield_per=STREAM_ROWS)
     )
-    stored = 0
-    minutes = summarize_minutes(raw)
-    while buckets := list(islice(minutes, STREAM_ROWS)):
-        _store(session, buckets, "minute")
-        stored += len(buckets)
+    stored = _store_in_chunks(session, summarize_minutes(raw), "minute")
     # Only closed hours: recomputing the open hour every run re-read up to 60 minute rows per
     # target each minute (seconds of CPU at 1,000 targets, and late probe rounds behind it).
     _roll_hours(session, floor_to(start, HOUR), floor_to(end, HOUR))
@@ -132,8 +128,7 @@ def _roll_hours(session: Session, start: datetime, end: datetime) -> None:
         (Bucket(*row) for row in minutes), key=lambda m: (m.target_id, floor_to(m.start, HOUR))
     )
     hours = (_hour(target_id, hour, list(rows)) for (target_id, hour), rows in by_hour)
-    while chunk := list(islice(hours, STREAM_ROWS)):
-        _store(session, chunk, "hour")
+    _store_in_chunks(session, hours, "hour")
 
 
 def _hour(target_id: int, hour: datetime, rows: list[Bucket]) -> Bucket:
@@ -165,7 +160,16 @@ ROLLUP_VALUES = [
 ]
 
 
-def _store(session: Session, buckets: Iterable[Bucket], resolution: str) -> None:
+def _store_in_chunks(session: Session, buckets: Iterator[Bucket], resolution: str) -> int:
+    """Write ``buckets`` as they are produced, ``STREAM_ROWS`` per statement; how many."""
+    stored = 0
+    while chunk := list(islice(buckets, STREAM_ROWS)):
+        _store(session, chunk, resolution)
+        stored += len(chunk)
+    return stored
+
+
+def _store(session: Session, buckets: list[Bucket], resolution: str) -> None:
     rows = [
         {
             "target_id": b.target_id,
