@@ -33,8 +33,8 @@ from slamon_side import drop_postgres, fresh_postgres
 from monitor.config import parse_config
 from monitor.db.engine import make_engine, make_sessionmaker
 from monitor.db.migrate import upgrade
-from monitor.feeds.stats import month_bounds
 from monitor.reports.service import build_monthly, render
+from monitor.sla.months import month_bounds
 
 RAW_INDEXES = ("ix_probe_results_at", "ix_probe_results_target_at")  # rebuilt as they were
 

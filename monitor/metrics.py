@@ -28,9 +28,11 @@ from monitor.db.models import (
     Target,
     TaskStat,
 )
+from monitor.probes.vantages import vantage_health
 from monitor.reports.inputs import lifetime_starts
 from monitor.sla.intervals import Span, clip, merge, total
-from monitor.sla.math import budget_left, month_period
+from monitor.sla.math import budget_left
+from monitor.sla.months import month_of, month_period
 from monitor.sla.policy import BUILTIN_POLICIES, SlaPolicy
 from monitor.status.health import fresh
 from monitor.status.history import timeline, uptime
@@ -93,7 +95,7 @@ def _targets(
         for family, state in ((up, seen.reachable), (usable, seen.usable)):
             if state in STATE_VALUE:
                 family.add_metric(_labels(target), STATE_VALUE[state])
-    month = month_period(f"{now:%Y-%m}")
+    month = month_period(month_of(now))
     born = lifetime_starts(session, list(targets))  # imported history counts as its life
     # over observed time only (as the page and the report count it): absent when nothing was
     for target_id, kept in watched_spans(session, month.start, now).items():
@@ -232,8 +234,6 @@ def _feed_health(session: Session) -> Iterator[Metric]:
 
 def _vantages(session: Session) -> Iterator[Metric]:
     """Each probing vantage's agreement with the quorum, as the alert evaluator last judged."""
-    from monitor.probes.vantages import vantage_health
-
     blind = GaugeMetricFamily(
         "slamon_vantage_blind",
         "1 while the vantage disagrees with the quorum on nearly every target (vantage_blind)",

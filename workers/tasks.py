@@ -170,16 +170,10 @@ def roll_up_results() -> int:
 def build_last_month_report(month: str | None = None) -> str:
     """Build and keep last month's report in every format (run by beat on the 1st)."""
     from monitor.alerts.engine import apply
+    from monitor.alerts.rules import announcement
     from monitor.db.base import utcnow
-    from monitor.reports.service import (
-        FORMATS,
-        announcement,
-        build_monthly,
-        keep,
-        previous_month,
-        record_claims,
-        render,
-    )
+    from monitor.reports.service import FORMATS, build_monthly, keep, record_claims, render
+    from monitor.sla.months import previous_month
 
     rt = runtime()
     now = utcnow()

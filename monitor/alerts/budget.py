@@ -11,7 +11,8 @@ from typing import Any
 
 from monitor.alerts.rules import Signal, TargetFacts, fingerprint, target_labels
 from monitor.sla.intervals import Span, clip, merge, total
-from monitor.sla.math import burn_rate, credit_pct, month_period, sla_downtime, uptime_pct
+from monitor.sla.math import burn_rate, credit_pct, sla_downtime, uptime_pct
+from monitor.sla.months import month_of, month_period
 from monitor.sla.policy import SlaPolicy
 
 
@@ -107,7 +108,7 @@ def breach_signal(
 ) -> Signal:
     """Firing while month-to-date uptime, as the policy counts it, is below target (a credit is
     owed). One fingerprint per month, so a new month starts clean."""
-    month = f"{now:%Y-%m}"
+    month = month_of(now)
     period = month_period(month)
     start = max(period.start, lifetime_start)
     elapsed = Span(start, max(now, start + timedelta(microseconds=1)))

@@ -12,11 +12,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from monitor import events
-from monitor.alerts.routing import in_maintenance, route, silenced
+from monitor.alerts.routing import route, silenced
 from monitor.alerts.rules import Signal
 from monitor.config.models import Config, SilenceConfig
 from monitor.db.dialect import insert_ignoring_conflicts
 from monitor.db.models import Alert, Channel, Delivery, Incident, Provider, Silence
+from monitor.sla.maintenance import in_maintenance
 
 NOTICE_RULES = frozenset({"monthly_report", "credit_claim_due"})
 

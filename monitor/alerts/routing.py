@@ -1,12 +1,12 @@
-"""Where an alert goes and whether it is muted (pure)."""
+"""Where an alert goes and whether a silence mutes it (pure); maintenance windows are matched
+by ``monitor.sla.maintenance``, shared with the report."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Protocol, TypeVar
 
-from monitor.config.models import MaintenanceConfig, RouteConfig, SilenceConfig
+from monitor.config.models import RouteConfig, SilenceConfig
 
 
 def matches(match: Mapping[str, str], labels: Mapping[str, str]) -> bool:
@@ -35,41 +35,3 @@ def silenced(labels: Mapping[str, str], silences: Iterable[SilenceConfig], now: 
         (s.start is None or s.start <= now) and now < s.end and matches(s.match, labels)
         for s in silences
     )
-
-
-def in_maintenance(
-    labels: Mapping[str, str], windows: Iterable[MaintenanceConfig], now: datetime
-) -> bool:
-    """A planned window covering the alert's target (by name, or provider/region/pool)."""
-    return any(w.start <= now < w.end for w in windows_for(labels, windows))
-
-
-class MaintenanceScope(Protocol):
-    """What a maintenance window covers: named targets, or a provider/region/pool scope
-    (config windows and stored ones both have these fields)."""
-
-    @property
-    def targets(self) -> list[str]: ...
-    @property
-    def provider(self) -> str | None: ...
-    @property
-    def region(self) -> str | None: ...
-    @property
-    def pool(self) -> str | None: ...
-
-
-W = TypeVar("W", bound=MaintenanceScope)
-
-
-def covers(window: MaintenanceScope, labels: Mapping[str, str]) -> bool:
-    """Whether ``window`` applies to what ``labels`` describe, at any time."""
-    if window.targets:
-        return labels.get("target") in window.targets
-    scope = {"provider": window.provider, "region": window.region, "pool": window.pool}
-    given = {k: v for k, v in scope.items() if v is not None}
-    return bool(given) and all(labels.get(k) == v for k, v in given.items())
-
-
-def windows_for(labels: Mapping[str, str], windows: Iterable[W]) -> list[W]:
-    """The maintenance windows that apply to what ``labels`` describe, at any time."""
-    return [window for window in windows if covers(window, labels)]

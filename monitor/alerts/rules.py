@@ -12,6 +12,7 @@ from datetime import datetime
 
 from monitor.probes.state import DOWN, UP
 from monitor.probes.vantages import VantageHealth
+from monitor.reports.model import MonthlyReport
 
 IMPACT_SEVERITY = {"critical": "critical", "major": "critical", "minor": "warning", "none": "info"}
 
@@ -136,4 +137,22 @@ def from_vantage(vantage: VantageHealth, at: datetime) -> Signal:
         blind,
         vantage.blind_since or at,
         {"last_agreed_at": agreed},
+    )
+
+
+def announcement(report: MonthlyReport, now: datetime) -> Signal:
+    """The message that tells the channels a month's report is ready, and what is owed."""
+    owed = [f"{p.slug} {p.credit_pct:.1f}%" for p in report.providers if p.credit_amount > 0]
+    summary = f"SLA report for {report.month} is ready" + (
+        f"; credits owed: {', '.join(owed)}" if owed else "; no credits owed"
+    )
+    labels = {"month": report.month, "policy_hash": report.policy_hash[:12]}
+    return Signal(
+        "monthly_report",
+        fingerprint("monthly_report", {"month": report.month}),
+        "info",
+        labels,
+        summary,
+        True,
+        now,
     )

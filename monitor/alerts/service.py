@@ -11,7 +11,6 @@ from sqlalchemy.orm import Session
 
 from monitor.alerts.budget import breach_signal, burn_signal, burn_windows
 from monitor.alerts.engine import Applied, apply
-from monitor.alerts.routing import windows_for
 from monitor.alerts.rules import (
     Signal,
     TargetFacts,
@@ -35,9 +34,11 @@ from monitor.db.models import (
 )
 from monitor.probes.store import TargetTransition
 from monitor.probes.vantages import BlindRule, refresh
+from monitor.reports.inputs import lifetime_starts
 from monitor.sla.intervals import Span
-from monitor.sla.math import month_period
-from monitor.sla.policy import SlaPolicy
+from monitor.sla.maintenance import windows_for
+from monitor.sla.months import month_of, month_period
+from monitor.sla.policy import SlaPolicy, policies_for
 
 RECENTLY_CLOSED = timedelta(days=1)
 CLAIM_REMINDER = timedelta(days=7)
@@ -140,10 +141,7 @@ def _vantage_signals(session: Session, config: Config, now: datetime) -> list[Si
 
 
 def _sla_signals(session: Session, config: Config, now: datetime) -> list[Signal]:
-    from monitor.reports.inputs import lifetime_starts
-    from monitor.reports.service import policies_for
-
-    policies = policies_for(config)
+    policies = policies_for(config.sla_policies)
     live = session.scalars(select(Target).where(Target.retired_at.is_(None)))
     targets = [
         t for t in live if t.sla_policy in policies and policies[t.sla_policy].scope == "instance"
@@ -151,7 +149,7 @@ def _sla_signals(session: Session, config: Config, now: datetime) -> list[Signal
     if not targets:
         return []
     pairs = burn_windows(config.alerts.burn_windows)
-    since = min(month_period(f"{now:%Y-%m}").start, now - max(w.long for w in pairs))
+    since = min(month_period(month_of(now)).start, now - max(w.long for w in pairs))
     spans = _outage_spans(session, [t.id for t in targets], since, now)
     ids = [t.id for t in targets]
     samples = {w.short: _samples(session, ids, now - w.short) for w in pairs}

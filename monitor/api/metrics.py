@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from monitor.api.deps import AppState, app_state, db_session
 from monitor.metrics import SlamonCollector
+from monitor.sla.policy import policies_for
 
 router = APIRouter()
 
@@ -20,9 +21,7 @@ def metrics(
     session: Annotated[Session, Depends(db_session)],
     state: Annotated[AppState, Depends(app_state)],
 ) -> Response:
-    from monitor.reports.service import policies_for
-
     registry = CollectorRegistry()
-    registry.register(SlamonCollector(session, policies_for(state.config)))
+    registry.register(SlamonCollector(session, policies_for(state.config.sla_policies)))
     body = generate_latest(REGISTRY) + generate_latest(registry)
     return Response(body, media_type=CONTENT_TYPE_LATEST)

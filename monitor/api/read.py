@@ -24,8 +24,9 @@ from monitor.api.targets import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, Filter
 from monitor.db.base import utcnow
 from monitor.db.models import Alert, Feed, Incident, Outage, Provider, Target
 from monitor.feeds.model import CLOSED_STATUSES
-from monitor.feeds.stats import month_bounds
+from monitor.probes.vantages import vantage_health
 from monitor.reports.service import build_monthly
+from monitor.sla.months import month_bounds
 
 router = APIRouter(prefix="/api/v1", responses=error_responses(401, 403, 422, 429))
 
@@ -455,8 +456,6 @@ def list_vantages(_token: ReadToken, session: DbSession) -> list[dict[str, Any]]
     """Every probing vantage as the alert evaluator last judged it: blind (it disagrees with
     the quorum on nearly every target, for long enough: ``vantage_blind`` fires), disagreeing
     (not yet that long, or on fewer targets), agreeing, or unknown (no current verdict)."""
-    from monitor.probes.vantages import vantage_health
-
     return [
         {
             "vantage": v.vantage,

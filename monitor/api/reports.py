@@ -11,8 +11,8 @@ from monitor.api.deps import AppState, app_state
 from monitor.api.errors import error_responses
 from monitor.db.base import utcnow
 from monitor.reports.service import build_monthly, keep, render
+from monitor.sla.months import MONTH_PATTERN
 
-MONTH_PATTERN = r"^[1-9]\d{3}-(0[1-9]|1[0-2])$"  # years 1000-9999
 router = APIRouter(
     prefix="/api/v1/reports",
     tags=["reports"],

@@ -22,9 +22,9 @@ def check(file: Path | None) -> None:
     path = file or Settings().config
     loaded = load_config(path)
     from monitor.config.budget import detection_warnings
-    from monitor.reports.service import policies_for
+    from monitor.sla.policy import policies_for
 
-    for warning in detection_warnings(loaded, policies_for(loaded)):
+    for warning in detection_warnings(loaded, policies_for(loaded.sla_policies)):
         click.echo(f"warning: {warning}", err=True)
     click.echo(
         f"{path}: ok ({len(loaded.providers)} providers, {len(loaded.targets)} targets, "

@@ -14,19 +14,9 @@ from pydantic import ValidationError
 
 from monitor.config.models import Config, TargetConfig, policy_providers
 from monitor.errors import ConfigError
+from monitor.sla.policy import BUILTIN_POLICIES, policy_from_config
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-BUILTIN_SLA_POLICIES = frozenset(
-    {
-        "aws-ec2-instance",
-        "aws-ec2-region",
-        "gcp-compute-single-vm",
-        "gcp-compute-multizone",
-        "azure-vm-single-premium",
-        "azure-vm-availability-set",
-        "azure-vm-zones",
-    }
-)
 
 
 def load_config(path: Path, *, missing_ok: bool = False) -> Config:
@@ -94,7 +84,7 @@ def cross_check(config: Config) -> Iterator[tuple[tuple[Any, ...], str]]:
     yield from _duplicates("channels", [c.name for c in config.channels])
     yield from _duplicates("providers", [p.slug for p in config.providers])
     yield from _duplicates("pools", [p.name for p in config.pools])
-    known_policies = set(BUILTIN_SLA_POLICIES)
+    known_policies = set(BUILTIN_POLICIES)
     for i, raw in enumerate(config.sla_policies):
         try:
             known_policies.add(_user_policy_name(raw))
@@ -125,8 +115,6 @@ def _contradiction(target: TargetConfig, policy_provider: str) -> str:
 
 def _user_policy_name(raw: dict[str, Any]) -> str:
     """Validate a user SLA policy (GPU clouds); its name, or ``ValueError`` naming the field."""
-    from monitor.sla.policy import policy_from_config
-
     return policy_from_config(raw).name
 
 

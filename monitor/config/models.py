@@ -18,6 +18,7 @@ from pydantic import (
 )
 
 from monitor.config.durations import parse_duration
+from monitor.sla.policy import BUILTIN_POLICIES, policy_from_config
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 Slug = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=64)]
@@ -338,8 +339,6 @@ def policy_providers(sla_policies: Iterable[Any] = ()) -> dict[str, str]:
     """The provider of each SLA policy by name: the built-ins', then the user's own
     ``sla_policies`` (which may take a built-in's name). A user policy that does not validate
     is left out; the loader's cross-check reports it."""
-    from monitor.sla.policy import BUILTIN_POLICIES, policy_from_config
-
     providers = {name: policy.provider for name, policy in BUILTIN_POLICIES.items()}
     for raw in sla_policies:
         try:

@@ -9,14 +9,14 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from monitor.db.models import Incident, Provider
-from monitor.feeds.response import (
+from monitor.sla.months import month_period
+from monitor.sla.response import (
     Lifecycle,
     Summary,
     summarize,
     time_to_acknowledge,
     time_to_resolve,
 )
-from monitor.sla.math import month_period
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from monitor.db.models import IncidentUpdate as UpdateRow
 from monitor.feeds.catalog import ProviderSpec
 from monitor.feeds.model import CLOSED_STATUSES, Incident
 from monitor.feeds.relevance import Interest, is_relevant
-from monitor.feeds.response import lifecycle
+from monitor.sla.response import lifecycle
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from monitor.db.dialect import upsert_many
 from monitor.db.models import ProbeResult, ProbeRollup
-from monitor.feeds.response import percentile
+from monitor.sla.response import percentile
 
 MINUTE = timedelta(minutes=1)
 HOUR = timedelta(hours=1)

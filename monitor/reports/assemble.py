@@ -13,8 +13,6 @@ from functools import lru_cache
 from statistics import median
 from typing import Any
 
-from monitor.feeds.response import percentile
-from monitor.feeds.stats import month_bounds
 from monitor.reports.causes import EventIndex, IncidentFact, OutageFact, classify
 from monitor.reports.inputs import IncidentInput, ReportInputs, TargetInput
 from monitor.reports.model import (
@@ -34,7 +32,9 @@ from monitor.sla.math import (
     sla_downtime,
     uptime_pct,
 )
+from monitor.sla.months import month_bounds
 from monitor.sla.policy import SlaPolicy
+from monitor.sla.response import percentile
 
 HOUR = 3600.0
 ACCOUNTING_VERSION = 1

@@ -12,11 +12,11 @@ from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.selectable import ScalarSelect
 
-from monitor.alerts.routing import windows_for
 from monitor.config.models import Config, MaintenanceConfig
 from monitor.db.models import Incident, MaintenanceWindow, ObservedWindow, Outage, Provider, Target
-from monitor.feeds.stats import month_bounds
 from monitor.sla.intervals import Span
+from monitor.sla.maintenance import windows_for
+from monitor.sla.months import month_bounds
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,22 +7,15 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session
 
-from monitor.alerts.rules import Signal, fingerprint
 from monitor.config import Config
 from monitor.db.dialect import upsert
 from monitor.db.models import CreditClaim, Report
 from monitor.reports.assemble import assemble
 from monitor.reports.inputs import gather
 from monitor.reports.model import MonthlyReport
-from monitor.sla.policy import BUILTIN_POLICIES, SlaPolicy, policy_from_config
+from monitor.sla.policy import policies_for
 
 FORMATS = ("html", "pdf", "csv", "json")
-
-
-def previous_month(now: datetime) -> str:
-    """``YYYY-MM`` of the month before ``now``'s (UTC)."""
-    year, month = (now.year, now.month - 1) if now.month > 1 else (now.year - 1, 12)
-    return f"{year:04d}-{month:02d}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,13 +26,8 @@ class Rendered:
     content_type: str
 
 
-def policies_for(config: Config) -> dict[str, SlaPolicy]:
-    """The built-in SLA policies plus the user's own (which may override a built-in name)."""
-    return {**BUILTIN_POLICIES, **{p["name"]: policy_from_config(p) for p in config.sla_policies}}
-
-
 def build_monthly(session: Session, month: str, now: datetime, config: Config) -> MonthlyReport:
-    return assemble(gather(session, month, now, config), policies_for(config), now)
+    return assemble(gather(session, month, now, config), policies_for(config.sla_policies), now)
 
 
 def render(report: MonthlyReport, fmt: str) -> Rendered:
@@ -89,21 +77,3 @@ def record_claims(session: Session, report: MonthlyReport) -> int:
         )
         rows += 1
     return rows
-
-
-def announcement(report: MonthlyReport, now: datetime) -> Signal:
-    """The message that tells the channels a month's report is ready, and what is owed."""
-    owed = [f"{p.slug} {p.credit_pct:.1f}%" for p in report.providers if p.credit_amount > 0]
-    summary = f"SLA report for {report.month} is ready" + (
-        f"; credits owed: {', '.join(owed)}" if owed else "; no credits owed"
-    )
-    labels = {"month": report.month, "policy_hash": report.policy_hash[:12]}
-    return Signal(
-        "monthly_report",
-        fingerprint("monthly_report", {"month": report.month}),
-        "info",
-        labels,
-        summary,
-        True,
-        now,
-    )

@@ -1,25 +1,8 @@
-"""The pure SLA engine (docs/DESIGN.md, "Availability and SLA math"): spans, policies, arithmetic.
+"""The SLA vocabulary: the ground floor every other layer stands on (docs/architecture.md).
 
-``intervals`` holds the span algebra, ``policy`` the policies as data (built-ins and user
-policies from config), ``math`` the arithmetic from outages to uptime, credits and budgets.
-Incident response times are computed in ``monitor.feeds.response``; they are re-exported here
-so SLA callers have one place to import from.
+Pure, no I/O, importing nothing of slamon's but itself: ``intervals`` is the span algebra,
+``months`` bounds a calendar month in UTC, ``policy`` holds the providers' SLA policies as data
+(built-ins and the user's own), ``math`` turns outages into uptime, credits and budgets,
+``maintenance`` says which planned windows apply to a target, and ``response`` holds incident
+response times and the percentiles they are summarised with.
 """
-
-from monitor.feeds.response import (
-    Lifecycle,
-    lifecycle,
-    status_page_lag,
-    summarize,
-    time_to_acknowledge,
-    time_to_resolve,
-)
-
-__all__ = [
-    "Lifecycle",
-    "lifecycle",
-    "status_page_lag",
-    "summarize",
-    "time_to_acknowledge",
-    "time_to_resolve",
-]

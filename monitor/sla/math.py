@@ -5,8 +5,8 @@ Pure functions over ``Span`` lists and ``SlaPolicy`` values; no I/O. Percentages
 once, so an uptime exactly on a tier boundary (216 minutes down in a 30-day month is exactly
 99.5 %) compares equal to the tier's threshold instead of landing a hair either side.
 
-Incident response times (time to acknowledge, to resolve, status-page lag) live in
-``monitor.feeds.response`` and are re-exported by ``monitor.sla``.
+Months are bounded in ``monitor.sla.months``; incident response times (time to acknowledge,
+to resolve, status-page lag) are in ``monitor.sla.response``.
 """
 
 from __future__ import annotations
@@ -17,19 +17,11 @@ from decimal import Decimal
 from fractions import Fraction
 
 from monitor.sla.intervals import Span, at_least, clip, subtract, total
+from monitor.sla.months import add_months
 from monitor.sla.policy import SlaPolicy
 
 _MINUTE = timedelta(minutes=1)
 _HOUR_S = 3600.0
-
-
-def month_period(month: str) -> Span:
-    """The calendar month ``"YYYY-MM"`` as a UTC span ``[first day 00:00, next month)``."""
-    try:
-        start = datetime.strptime(month, "%Y-%m").replace(tzinfo=UTC)
-    except ValueError:
-        raise ValueError(f"month: expected YYYY-MM, got {month!r}") from None
-    return Span(start, _add_months(start, 1))
 
 
 def sla_downtime(
@@ -187,12 +179,7 @@ def claim_deadline(
         return end + timedelta(days=rule.count)
     incident = (incident_at or end - timedelta(microseconds=1)).astimezone(UTC)
     month_start = incident.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-    return _add_months(month_start, rule.count + 1)
-
-
-def _add_months(month_start: datetime, months: int) -> datetime:
-    index = month_start.year * 12 + month_start.month - 1 + months
-    return month_start.replace(year=index // 12, month=index % 12 + 1)
+    return add_months(month_start, rule.count + 1)
 
 
 def _us(delta: timedelta) -> int:

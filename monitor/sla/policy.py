@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
 from types import MappingProxyType
@@ -530,3 +530,9 @@ BUILTIN_POLICIES: Mapping[str, SlaPolicy] = MappingProxyType(
         )
     }
 )
+
+
+def policies_for(user_policies: Iterable[Mapping[str, Any]]) -> dict[str, SlaPolicy]:
+    """The built-in SLA policies plus the user's own (config ``sla_policies``), which may take a
+    built-in's name and so replace it."""
+    return {**BUILTIN_POLICIES, **{p["name"]: policy_from_config(p) for p in user_policies}}

@@ -58,7 +58,8 @@ def test_a_claim_deadline_within_a_week_is_announced_once_and_not_after_it_is_cl
 
 
 def test_announcing_a_report_twice_sends_one_message(session: Session) -> None:
-    from monitor.reports.service import announcement, build_monthly
+    from monitor.alerts.rules import announcement
+    from monitor.reports.service import build_monthly
 
     report = build_monthly(session, "2026-11", NOW, CONFIG)
     apply(session, [announcement(report, NOW)], CONFIG, NOW)

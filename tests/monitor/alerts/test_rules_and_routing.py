@@ -4,9 +4,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from monitor.alerts.routing import in_maintenance, route, silenced
+from monitor.alerts.routing import route, silenced
 from monitor.alerts.rules import TargetFacts, fingerprint, from_incident, from_transition
 from monitor.config import parse_config
+from monitor.sla.maintenance import in_maintenance
 
 T0 = datetime(2026, 11, 30, 12, tzinfo=UTC)
 GPU = TargetFacts("gpu-0", "dcgm", "aws", "us-east-1", "us-east-1a", "h100")

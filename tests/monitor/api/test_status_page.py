@@ -36,7 +36,7 @@ from monitor.db.models import (
     TargetState,
     Vantage,
 )
-from monitor.sla.math import month_period
+from monitor.sla.months import month_period
 from monitor.status.history import Bucket
 from monitor.status.view import SlaView, StatusView, build_view
 from monitor.targets import upsert_target

@@ -12,8 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from monitor.feeds import response
-from monitor.sla import status_page_lag, time_to_acknowledge, time_to_resolve
+from monitor.sla import response
 from monitor.sla.intervals import Span
 from monitor.sla.math import (
     budget_left,
@@ -23,14 +22,15 @@ from monitor.sla.math import (
     credit_pct,
     error_budget,
     gpu_hours_lost,
-    month_period,
     pool_availability,
     pool_downtime,
     region_unavailable,
     sla_downtime,
     uptime_pct,
 )
+from monitor.sla.months import month_period
 from monitor.sla.policy import BUILTIN_POLICIES, SlaPolicy, policy_from_config
+from monitor.sla.response import status_page_lag, time_to_acknowledge, time_to_resolve
 
 APRIL = month_period("2026-04")  # 30 days = 43,200 minutes
 MAY = month_period("2026-05")  # 31 days = 44,640 minutes

@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from monitor.feeds.model import IncidentUpdate
-from monitor.feeds.response import (
+from monitor.sla.response import (
     detected_at,
     lifecycle,
     percentile,

@@ -1,4 +1,5 @@
-"""Incident response times (docs/DESIGN.md): time to acknowledge, to resolve, status-page lag.
+"""Incident response times (docs/DESIGN.md, "Incident response times"): time to acknowledge,
+to resolve, status-page lag, and the percentiles they are summarised with.
 
 Pure functions over plain values; the database hands in rows, the report renders the result.
 """
@@ -9,8 +10,17 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Protocol
 
-from monitor.feeds.model import IncidentUpdate
+
+class Update(Protocol):
+    """One public update of an incident: when it was posted and the status it gave."""
+
+    @property
+    def at(self) -> datetime: ...
+
+    @property
+    def status(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +34,7 @@ class Lifecycle:
 
 
 def lifecycle(
-    started_at: datetime | None, resolved_at: datetime | None, updates: Sequence[IncidentUpdate]
+    started_at: datetime | None, resolved_at: datetime | None, updates: Sequence[Update]
 ) -> Lifecycle:
     """Acknowledged = the provider's first public update; identified = first "identified"."""
     ordered = sorted(updates, key=lambda u: u.at)

@@ -1,0 +1,134 @@
+"""The layer order docs/architecture.md documents is the one the code keeps.
+
+The order is read from the document itself (its ``layers`` block), so the prose and the check
+cannot drift apart. Every import counts, including those inside functions and under
+``TYPE_CHECKING``: a lazy import still makes the importer depend on what it imports.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import grimp
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "architecture.md"
+PACKAGES = ("monitor", "workers")
+
+
+def documented_layers(text: str) -> list[tuple[str, ...]]:
+    """The ``layers`` fenced block, top layer first; ``|`` separates independent peers."""
+    block = re.search(r"```layers\n(.*?)```", text, re.S)
+    assert block, f"{DOC.name} has no ```layers block"
+    rows = [line.split("#")[0].strip() for line in block.group(1).splitlines()]
+    return [tuple(part.strip() for part in row.split("|")) for row in rows if row]
+
+
+def as_grimp(layers: Iterable[tuple[str, ...]]) -> list[grimp.Layer]:
+    return [grimp.Layer(*modules, independent=True) for modules in layers]
+
+
+def cycles(imports: Mapping[str, set[str]]) -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in imports.get(module, ()):
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for module in sorted(imports):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def upward_imports(graph: grimp.ImportGraph, layers: list[tuple[str, ...]]) -> list[str]:
+    """One line per import that runs from a lower layer (or a peer) to a higher one."""
+    illegal = graph.find_illegal_dependencies_for_layers(layers=as_grimp(layers))
+    lines = []
+    for dependency in sorted(illegal, key=lambda d: (d.importer, d.imported)):
+        for route in dependency.routes:
+            chain = " -> ".join([*route.heads, *route.middle, *route.tails])
+            lines.append(f"{dependency.importer} -> {dependency.imported}: {chain}")
+    return lines
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    return grimp.build_graph(*PACKAGES, cache_dir=None)
+
+
+@pytest.fixture(scope="module")
+def layers() -> list[tuple[str, ...]]:
+    return documented_layers(DOC.read_text())
+
+
+def module_imports(graph: grimp.ImportGraph) -> dict[str, set[str]]:
+    return {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+
+
+def test_no_import_runs_upward(graph: grimp.ImportGraph, layers: list[tuple[str, ...]]) -> None:
+    assert upward_imports(graph, layers) == []
+
+
+def test_no_modules_import_each_other_in_a_cycle(graph: grimp.ImportGraph) -> None:
+    assert cycles(module_imports(graph)) == []
+
+
+def test_every_package_has_its_place_in_the_order(
+    graph: grimp.ImportGraph, layers: list[tuple[str, ...]]
+) -> None:
+    """A new top-level module or package must be placed, or it escapes the check."""
+    placed = {m for layer in layers for m in layer}
+    top = {m for m in graph.modules if m.startswith("monitor.") and m.count(".") == 1}
+    unplaced = sorted(top - placed) + sorted(set(PACKAGES[1:]) - placed)
+    assert unplaced == []
+
+
+def test_the_check_sees_an_upward_import_and_a_cycle(
+    graph: grimp.ImportGraph, layers: list[tuple[str, ...]]
+) -> None:
+    """The checks above can fail: the SLA floor importing the API is reported, and so are
+    two SLA modules importing each other."""
+    copy = grimp.build_graph(*PACKAGES, cache_dir=None)
+    copy.add_import(importer="monitor.sla.math", imported="monitor.api.app")
+    assert any(
+        line.startswith("monitor.sla -> monitor.api") for line in upward_imports(copy, layers)
+    )
+    copy = grimp.build_graph(*PACKAGES, cache_dir=None)
+    copy.add_import(importer="monitor.sla.intervals", imported="monitor.sla.math")
+    [cycle] = cycles(module_imports(copy))
+    assert {"monitor.sla.intervals", "monitor.sla.math"} <= set(cycle)
+
+
+def test_peers_in_one_layer_are_independent(layers: list[tuple[str, ...]]) -> None:
+    """Feeds and probes are peers: neither may import the other."""
+    copy = grimp.build_graph(*PACKAGES, cache_dir=None)
+    copy.add_import(importer="monitor.probes.rollup", imported="monitor.feeds.store")
+    assert any("monitor.probes -> monitor.feeds" in line for line in upward_imports(copy, layers))
