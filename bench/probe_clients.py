@@ -14,7 +14,7 @@ Clients:
   httpx-shared  one httpx.AsyncClient with keep-alive (what slamon probed with before issue 8)
   streams       bare asyncio streams, a fresh connection per probe, a fixed request (the floor)
   wire          monitor.probes.wire.get: a fresh connection per probe, parsed head
-  probe         monitor.probes.http.probe: wire plus the ProbeResult and its judgement
+  probe         monitor.probes.kinds.http.probe: wire plus the ProbeResult and its judgement
   runner        monitor.probes.runner.probe_many: probe plus the runner's deadline and gate
 """
 
@@ -35,7 +35,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import targets_server
 
-from monitor.probes.http import probe as http_probe
+from monitor.probes.kinds.http import probe as http_probe
 from monitor.probes.model import ProbeTarget
 from monitor.probes.runner import probe_client, probe_many
 from monitor.probes.wire import get

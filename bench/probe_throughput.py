@@ -1,5 +1,5 @@
 """Probe N local HTTP targets on a fixed interval through slamon's real probe path (ProbeLoop +
-probe_round: shard runner, batched writes, state machine) and print probes/s against offered,
+Prober.round: shard runner, batched writes, state machine) and print probes/s against offered,
 late rounds, CPU-ms per probe (split by thread: probing on the loop, store + state on its
 executor threads), the targets server's own CPU, and peak memory.
 
@@ -36,7 +36,8 @@ from monitor.config.models import ProbesConfig, TargetConfig
 from monitor.db.engine import make_engine, make_sessionmaker
 from monitor.db.migrate import upgrade
 from monitor.probes.loop import ProbeLoop
-from monitor.probes.service import probe_round, shards
+from monitor.probes.round import Prober
+from monitor.probes.schedule import shards
 from monitor.targets import upsert_target
 
 
@@ -173,7 +174,8 @@ def run_rounds(
         for n in range(rounds):
             slot = start_wall + n * args.interval
             time.sleep(max(0.0, slot - time.monotonic()))
-            jobs = [pool.submit(probe_round, sessions, s, "bench", probes, loop) for s in mine]
+            prober = Prober(sessions, "bench", probes, loop)
+            jobs = [pool.submit(prober.round, s) for s in mine]
             reports = [job.result() for job in jobs]
             done += sum(len(report.results) for report in reports)
             ok += sum(bool(r.ok) for report in reports for r in report.results)

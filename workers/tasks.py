@@ -64,7 +64,7 @@ def dispatch_probes() -> int:
     so probes land on their slots instead of one queue trip after them.
     """
     from monitor.db.base import utcnow
-    from monitor.probes.service import claim_due_targets, shard_message, shards_by_slot
+    from monitor.probes.schedule import claim_due_targets, shard_message, shards_by_slot
 
     rt = runtime()
     probes = rt.config.probes
@@ -93,21 +93,20 @@ def run_probe_shard(self: Any, shard: list[Any]) -> int:
     """
     from sqlalchemy.exc import OperationalError
 
+    from monitor.alerts.service import alert_hook
     from monitor.probes.loop import shared_loop
-    from monitor.probes.service import probe_round, read_shard
+    from monitor.probes.round import Prober
+    from monitor.probes.schedule import Shard, read_shard
 
     rt = runtime()
-    target_ids, slots = read_shard(shard)
+    work = read_shard(shard)
+    if self.request.retries:  # a re-run probes at once: its slots have passed
+        work = Shard(work.target_ids)
+    prober = Prober(
+        rt.sessions, rt.settings.vantage, rt.config.probes, shared_loop(), alert_hook(rt.config)
+    )
     try:
-        report = probe_round(
-            rt.sessions,
-            target_ids,
-            rt.settings.vantage,
-            rt.config.probes,
-            shared_loop(),
-            on_transitions=alert_on(rt.config),
-            slots=slots if self.request.retries == 0 else None,
-        )
+        report = prober.round(work)
     except OperationalError as exc:
         raise self.retry(exc=exc, countdown=1 + self.request.retries) from None
     if report.transitions:
@@ -115,26 +114,19 @@ def run_probe_shard(self: Any, shard: list[Any]) -> int:
     return len(report.results)
 
 
-def alert_on(config: Any) -> Any:
-    """The hook that turns confirmed transitions into alerts inside the round's transaction."""
-    from monitor.alerts.service import on_transitions
-    from monitor.db.base import utcnow
-
-    return lambda session, transitions: on_transitions(session, transitions, config, utcnow())
-
-
 @app.task(name="slamon.probes.judge_heartbeats")
 def judge_heartbeats() -> int:
     """Turn pushed heartbeats (or their absence) into results for the push vantage."""
+    from monitor.alerts.service import alert_hook
     from monitor.db.base import utcnow
-    from monitor.probes.service import heartbeat_round
+    from monitor.probes.round import pushed_round
 
     rt = runtime()
     with rt.transaction() as session:
-        outcome = heartbeat_round(session, utcnow(), on_transitions=alert_on(rt.config))
-    if outcome.transitions:
+        outcomes = pushed_round(session, utcnow(), on_transitions=alert_hook(rt.config))
+    if any(outcome.transitions for outcome in outcomes.values()):
         deliver_alerts.delay()
-    return len(outcome.states)
+    return sum(len(outcome.states) for outcome in outcomes.values())
 
 
 @app.task(name="slamon.targets.sync")

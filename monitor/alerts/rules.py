@@ -10,6 +10,7 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from monitor.probes.kinds import KINDS
 from monitor.probes.state import DOWN, UP
 from monitor.probes.vantages import VantageHealth
 from monitor.reports.model import MonthlyReport
@@ -59,16 +60,17 @@ def target_labels(target: TargetFacts) -> dict[str, str]:
 def from_transition(
     target: TargetFacts, series: str, state: str, previous: str, at: datetime, detail: str = ""
 ) -> Signal | None:
-    """``target_down`` for the reachable series; ``heartbeat_stalled`` or ``gpu_health`` for the
-    usable one. Coming up from unknown is not a recovery."""
+    """``target_down`` for the reachable series; for the usable one, the rule the target's kind
+    names (``gpu_health``, ``heartbeat_stalled``). Coming up from unknown is not a recovery."""
     if state not in (UP, DOWN) or (state == UP and previous != DOWN):
         return None
+    usable = KINDS[target.kind].usable if target.kind in KINDS else None
     if series == "reachable":
         rule, severity, what = "target_down", "critical", "is down"
-    elif target.kind == "heartbeat":
-        rule, severity, what = "heartbeat_stalled", "warning", "has stopped making progress"
+    elif usable is not None:
+        rule, severity, what = usable.rule, usable.severity, usable.what
     else:
-        rule, severity, what = "gpu_health", "warning", "is reachable but its GPUs are not usable"
+        return None  # a kind whose usable series only mirrors reachability raises nothing
     labels = target_labels(target)
     identity = {"target": target.name}
     summary = f"{target.name} {what}" if state == DOWN else f"{target.name} has recovered"

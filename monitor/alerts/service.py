@@ -22,6 +22,7 @@ from monitor.alerts.rules import (
     target_labels,
 )
 from monitor.config.models import Config
+from monitor.db.base import utcnow
 from monitor.db.models import (
     Alert,
     CreditClaim,
@@ -32,7 +33,9 @@ from monitor.db.models import (
     Provider,
     Target,
 )
-from monitor.probes.store import TargetTransition
+from monitor.probes.kinds import target_rules, usable_matters
+from monitor.probes.quorum import TargetTransition
+from monitor.probes.round import TransitionHook
 from monitor.probes.vantages import BlindRule, refresh
 from monitor.reports.inputs import lifetime_starts
 from monitor.sla.intervals import Span
@@ -42,7 +45,6 @@ from monitor.sla.policy import SlaPolicy, policies_for
 
 RECENTLY_CLOSED = timedelta(days=1)
 CLAIM_REMINDER = timedelta(days=7)
-USABLE_KINDS = frozenset({"dcgm", "heartbeat"})
 
 
 def on_transitions(
@@ -80,16 +82,25 @@ def on_transitions(
     return apply(session, signals, config, now)
 
 
+def alert_hook(config: Config) -> TransitionHook:
+    """The hook a probe round runs in the transaction that stores its results: confirmed
+    transitions become alerts (and deliveries in the outbox), committed with their cause."""
+
+    def hook(session: Session, transitions: Sequence[TargetTransition], /) -> Applied:
+        return on_transitions(session, transitions, config, utcnow())
+
+    return hook
+
+
 def _usable_matters(row: Target, change: TargetTransition, reachable_down: set[int]) -> bool:
     """The usable series speaks for itself only where it can differ from reachability (GPU
     scrapes, heartbeat progress), and not while the target is down outright."""
-    return row.kind in USABLE_KINDS and change.target_id not in reachable_down
+    return usable_matters(row.kind) and change.target_id not in reachable_down
 
 
 # Rules whose every alert is re-judged on each evaluation: one that is firing but no longer
 # asserted (its incident resolved long ago or vanished, its feed or target removed) resolves.
 EVALUATED_RULES = ("provider_incident", "feed_stale", "sla_burn", "sla_breach", "vantage_blind")
-TARGET_RULES = ("target_down", "gpu_health", "heartbeat_stalled")
 
 
 def evaluate(session: Session, config: Config, now: datetime) -> Applied:
@@ -113,14 +124,14 @@ def _orphans(session: Session, signals: Sequence[Signal], now: datetime) -> list
     live = set(session.scalars(select(Target.name).where(Target.retired_at.is_(None))))
     firing = session.scalars(
         select(Alert).where(
-            Alert.state == "firing", Alert.rule.in_((*EVALUATED_RULES, *TARGET_RULES))
+            Alert.state == "firing", Alert.rule.in_((*EVALUATED_RULES, *target_rules()))
         )
     )
     orphans = []
     for alert in firing:
         if alert.rule in EVALUATED_RULES and alert.fingerprint not in asserted:
             why = "no longer reported"
-        elif alert.rule in TARGET_RULES and alert.labels.get("target") not in live:
+        elif alert.rule in target_rules() and alert.labels.get("target") not in live:
             why = "target retired"
         else:
             continue

@@ -19,8 +19,8 @@ def probe() -> None:
 def once(name: str | None, as_json: bool) -> None:
     """Probe now (with quick confirmation re-probes), store the results, print them."""
     from monitor.db.base import utcnow
-    from monitor.probes.service import probe_round
-    from monitor.probes.targets_query import live_probe_target_ids
+    from monitor.probes.round import Prober
+    from monitor.probes.schedule import live_probe_target_ids
     from monitor.targets import sync_config_targets
     from workers.runtime import runtime
 
@@ -28,7 +28,7 @@ def once(name: str | None, as_json: bool) -> None:
     with rt.transaction() as session:
         sync_config_targets(session, rt.config, utcnow())
         ids = live_probe_target_ids(session, name)
-    report = probe_round(rt.sessions, ids, rt.settings.vantage, rt.config.probes)
+    report = Prober(rt.sessions, rt.settings.vantage, rt.config.probes).round(ids)
     for result in report.results:
         record = _record(
             result, rt.settings.vantage, report.states.get(result.target_id, "unknown")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -16,14 +15,15 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from monitor.config.durations import parse_duration
+from monitor.probes.kinds import KINDS
 from monitor.sla.policy import BUILTIN_POLICIES, policy_from_config
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 Slug = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=64)]
 Short = Annotated[str, Field(max_length=64)]
-TargetKind = Literal["http", "tcp", "dcgm", "heartbeat"]
 ChannelKind = Literal["webhook", "slack", "pagerduty", "teams", "discord", "apprise"]
 FeedKind = Literal[
     "statuspage",
@@ -93,32 +93,45 @@ class ProviderConfig(Strict):
     sla: str | None = None
 
 
-# What _url_matches_kind checks, said in the JSON schema too (the API's OpenAPI document):
-# every kind but heartbeat needs a url of its scheme.
-URL_BY_KIND_SCHEMA: dict[str, Any] = {
-    "allOf": [
+def _known_kind(value: Any) -> Any:
+    """A registered probe kind (``monitor.probes.kinds``), said as pydantic says a Literal."""
+    if isinstance(value, str) and value in KINDS:
+        return value
+    names = [repr(name) for name in KINDS]
+    expected = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+    raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+
+
+def _kinds_enum(schema: dict[str, Any]) -> None:
+    schema["enum"] = list(KINDS)
+
+
+TargetKind = Annotated[str, BeforeValidator(_known_kind), Field(json_schema_extra=_kinds_enum)]
+
+
+def _url_by_kind(schema: dict[str, Any], _model: type) -> None:
+    """What ``_url_matches_kind`` checks, said in the JSON schema too (the API's OpenAPI
+    document): every kind with a URL rule needs a url of its shape."""
+    by_pattern: dict[str, list[str]] = {}
+    for kind in KINDS.values():
+        if kind.url is not None:
+            by_pattern.setdefault(kind.url.pattern, []).append(kind.name)
+    schema["allOf"] = [
         {
-            "if": {"properties": {"kind": {"const": "tcp"}}, "required": ["kind"]},
+            "if": {"properties": {"kind": {"enum": names}}, "required": ["kind"]},
             "then": {
                 "required": ["url"],
-                "properties": {"url": {"type": "string", "pattern": r"^tcp://[^/:@\s]+:\d{1,5}$"}},
+                "properties": {"url": {"type": "string", "pattern": pattern}},
             },
-        },
-        {
-            "if": {"properties": {"kind": {"enum": ["http", "dcgm"]}}, "required": ["kind"]},
-            "then": {
-                "required": ["url"],
-                "properties": {"url": {"type": "string", "pattern": r"^https?://[^/:@\s]+"}},
-            },
-        },
+        }
+        for pattern, names in by_pattern.items()
     ]
-}
 
 
 class TargetConfig(Strict):
     """One probed instance (or a training job that pushes heartbeats)."""
 
-    model_config = ConfigDict(json_schema_extra=URL_BY_KIND_SCHEMA)
+    model_config = ConfigDict(json_schema_extra=_url_by_kind)
 
     name: Annotated[str, Field(min_length=1, max_length=200)]
     kind: TargetKind
@@ -156,16 +169,10 @@ class TargetConfig(Strict):
 
     @model_validator(mode="after")
     def _url_matches_kind(self) -> TargetConfig:
-        if self.kind == "heartbeat":
-            return self
-        if not self.url:
-            raise ValueError(f"url: a {self.kind} target needs one")
-        parts = urlsplit(self.url)
-        if self.kind == "tcp":
-            if parts.scheme != "tcp" or not parts.hostname or parts.port is None:
-                raise ValueError("url: a tcp target needs tcp://host:port, e.g. tcp://10.0.0.5:22")
-        elif parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"url: a {self.kind} target needs http(s)://host/…")
+        rule = KINDS[self.kind].url
+        problem = rule.problem(self.kind, self.url) if rule is not None else None
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
     @model_validator(mode="after")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
+
+PUSH_VANTAGE = "push"  # where pushed kinds' verdicts are recorded: not a place that probes
 
 ErrorKind = Literal[
     "timeout",
@@ -63,8 +65,6 @@ class ProbeResult:
 
     def failed(self, kind: ErrorKind, message: str, **extra: Any) -> ProbeResult:
         """A copy of this result marked failed (used by probes that build on a success)."""
-        from dataclasses import replace
-
         return replace(self, ok=False, error_kind=kind, error=message, **extra)
 
 

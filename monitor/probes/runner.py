@@ -9,8 +9,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
 from monitor.db.base import utcnow
+from monitor.probes.kind import Probe
+from monitor.probes.kinds import KINDS
 from monitor.probes.model import ProbeResult, ProbeTarget, failure
-from monitor.probes.registry import PROBES
 from monitor.probes.wire import ProbeClient
 
 DEADLINE_SLACK_S = 0.5  # the shard's deadline leaves each probe its own timeout plus this
@@ -33,7 +34,7 @@ async def probe_one(target: ProbeTarget, client: ProbeClient) -> ProbeResult:
     loop = asyncio.get_running_loop()
     started = loop.time()
     try:
-        result = await PROBES[target.kind](target, client)
+        result = await _probe_of(target.kind)(target, client)
     except Exception as exc:  # a probe bug must not take the shard down with it
         return failure(target, at, "internal", f"{type(exc).__name__}: {exc}"[:500])
     late = loop.time() - started - target.timeout_s
@@ -42,6 +43,13 @@ async def probe_one(target: ProbeTarget, client: ProbeClient) -> ProbeResult:
         # was silent: an answer may well be waiting unread in the socket
         return unjudged(target, result.at, f"this vantage was {late:.1f} s behind its own timeout")
     return result
+
+
+def _probe_of(kind: str) -> Probe:
+    probe = KINDS[kind].probe
+    if probe is None:
+        raise ValueError(f"{kind} targets are pushed, not probed")
+    return probe
 
 
 def overdue(target: ProbeTarget, at: datetime) -> ProbeResult:

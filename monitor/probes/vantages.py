@@ -19,10 +19,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from monitor.db.models import Target, TargetState, Vantage
+from monitor.probes.kinds import probed
+from monitor.probes.model import PUSH_VANTAGE
 from monitor.probes.state import DOWN, UP
 
 QUORUM = "*"
-PUSH = "push"  # heartbeats are pushed, not probed from a place: never a vantage to judge
+PUSH = PUSH_VANTAGE  # heartbeats are pushed, not probed from a place: never a vantage to judge
 STALE_INTERVALS = 3  # a vantage's opinion older than this many target intervals is not current
 
 
@@ -106,7 +108,7 @@ def current_opinions(session: Session, now: datetime) -> list[Opinion]:
         )
         .join(Target, Target.id == TargetState.target_id)
         .where(TargetState.series == "reachable", Target.retired_at.is_(None))
-        .where(Target.kind != "heartbeat")
+        .where(Target.kind.in_(probed()))
     ).all()
     quorum = {r.target_id: r.state for r in rows if r.vantage == QUORUM}
     return [

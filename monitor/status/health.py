@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from monitor.probes.store import STALE_INTERVALS
+from monitor.probes.quorum import STALE_INTERVALS
 from monitor.status.history import DOWN, UNKNOWN, UNUSABLE, UP
 
 OPERATIONAL, INCIDENT, MAINTENANCE = "operational", "incident", "maintenance"
@@ -22,7 +22,7 @@ def fresh(
     last_probe_at: datetime | None, interval_s: float, timeout_s: float, now: datetime
 ) -> bool:
     """Whether some vantage reported on the target recently enough to still vote: the cutoff
-    the quorum itself uses (``monitor.probes.store``). The quorum row keeps its last verdict when
+    the quorum itself uses (``monitor.probes.record``). The quorum row keeps its last verdict when
     every vantage falls silent, so the page must judge staleness itself."""
     if last_probe_at is None:
         return False

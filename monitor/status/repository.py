@@ -25,8 +25,8 @@ from monitor.db.models import (
     Target,
     TargetState,
 )
+from monitor.probes.quorum import QUORUM_VANTAGE
 from monitor.probes.rollup import HOUR, floor_to
-from monitor.probes.store import QUORUM_VANTAGE
 from monitor.sla.intervals import Span
 from monitor.status.health import FeedFacts
 from monitor.status.history import outage_span

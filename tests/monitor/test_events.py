@@ -26,7 +26,7 @@ from monitor.feeds.poll import poll_feed
 from monitor.feeds.service import feeds_to_poll, sync_catalog
 from monitor.feeds.store import store_incidents
 from monitor.probes.model import ProbeResult
-from monitor.probes.store import record_round
+from monitor.probes.record import record_round
 from monitor.targets import upsert_target
 
 NOON = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)

@@ -14,11 +14,11 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.alerts.channels.webhook import verify_signature
 from monitor.alerts.delivery import deliver_due
-from monitor.alerts.service import on_transitions
+from monitor.alerts.service import alert_hook
 from monitor.config import Config, parse_config
 from monitor.db.base import utcnow
 from monitor.db.models import Alert, Delivery, Target
-from monitor.probes.service import probe_round
+from monitor.probes.round import Prober
 from monitor.targets import sync_config_targets
 from tests.support import FeedServer, WebhookReceiver
 
@@ -58,13 +58,7 @@ channels:
 def round_(sessions: sessionmaker[Session], config: Config) -> None:
     with sessions() as session:
         ids = list(session.scalars(select(Target.id)))
-    probe_round(
-        sessions,
-        ids,
-        "test",
-        config.probes,
-        on_transitions=lambda s, t: on_transitions(s, t, config, utcnow()),
-    )
+    Prober(sessions, "test", config.probes, on_transitions=alert_hook(config)).round(ids)
 
 
 def events(receiver: WebhookReceiver) -> list[tuple[str, str]]:

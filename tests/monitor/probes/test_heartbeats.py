@@ -9,8 +9,10 @@ from monitor.alerts.service import on_transitions
 from monitor.config import Config, parse_config
 from monitor.config.models import TargetConfig
 from monitor.db.models import Alert, Delivery, Heartbeat, Outage
-from monitor.probes.service import HEARTBEAT_VANTAGE, heartbeat_round, judge_heartbeats
-from monitor.probes.store import record_round
+from monitor.probes.kinds.heartbeat import judge_heartbeats
+from monitor.probes.model import PUSH_VANTAGE
+from monitor.probes.record import record_round
+from monitor.probes.round import pushed_round
 from monitor.targets import upsert_target
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -42,7 +44,7 @@ def beat(session: Session, target_id: int, seconds: float, step: int | None) -> 
 
 def judge(session: Session, seconds: float) -> tuple[bool | None, bool | None, str | None]:
     [result] = judge_heartbeats(session, at(seconds))
-    record_round(session, HEARTBEAT_VANTAGE, [result], now=at(seconds))
+    record_round(session, PUSH_VANTAGE, [result], now=at(seconds))
     return result.ok, result.usable, result.error
 
 
@@ -89,7 +91,7 @@ def alerting_config() -> Config:
 
 def heartbeat_tick(session: Session, seconds: float, config: Config) -> None:
     now = at(seconds)
-    heartbeat_round(session, now, lambda s, t: on_transitions(s, t, config, now))
+    pushed_round(session, now, lambda s, t: on_transitions(s, t, config, now))
 
 
 def alerts_by_rule(session: Session) -> dict[str, tuple[str, list[str]]]:

@@ -10,8 +10,9 @@ from datetime import timedelta
 import pytest
 
 from monitor.db.base import utcnow
+from monitor.probes.kind import ProbeKind
+from monitor.probes.kinds import KINDS
 from monitor.probes.model import ProbeResult, ProbeTarget
-from monitor.probes.registry import PROBES
 from monitor.probes.runner import probe_client, probe_many
 from monitor.probes.wire import ProbeClient
 from tests.support import FeedServer
@@ -29,8 +30,8 @@ async def broken(target: ProbeTarget, client: ProbeClient) -> ProbeResult:
 
 @pytest.fixture
 def kinds(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(PROBES, "stuck", stuck)
-    monkeypatch.setitem(PROBES, "broken", broken)
+    monkeypatch.setitem(KINDS, "stuck", ProbeKind("stuck", None, probe=stuck))
+    monkeypatch.setitem(KINDS, "broken", ProbeKind("broken", None, probe=broken))
 
 
 def target(i: int, kind: str, url: str | None = None, timeout: float = 0.3) -> ProbeTarget:
@@ -97,7 +98,7 @@ async def hog(target: ProbeTarget, client: ProbeClient) -> ProbeResult:
 def test_a_probe_that_never_got_the_gate_is_unknown_not_a_timeout(
     server: FeedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(PROBES, "stuck", stuck)
+    monkeypatch.setitem(KINDS, "stuck", ProbeKind("stuck", None, probe=stuck))
     targets = [target(1, "stuck"), target(2, "http", f"{server.url}/healthz")]
     stuck_result, healthy = asyncio.run(probe_many(targets, probe_client(), concurrency=1))
     assert (stuck_result.ok, stuck_result.error_kind) == (False, "timeout")
@@ -108,8 +109,8 @@ def test_a_probe_that_never_got_the_gate_is_unknown_not_a_timeout(
 def test_timeouts_that_fire_late_on_a_starved_loop_are_unknown(
     server: FeedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(PROBES, "hog", hog)
-    monkeypatch.setitem(PROBES, "stuck", stuck)
+    monkeypatch.setitem(KINDS, "hog", ProbeKind("hog", None, probe=hog))
+    monkeypatch.setitem(KINDS, "stuck", ProbeKind("stuck", None, probe=stuck))
     server.delays["/healthz"] = 0.5  # it answers, in 0.5 s: within a 1 s timeout
     targets = [
         target(1, "http", f"{server.url}/healthz", timeout=1.0),

@@ -9,8 +9,9 @@ from sqlalchemy.orm import Session
 
 from monitor.config.models import TargetConfig
 from monitor.db.models import Target
-from monitor.probes.service import (
+from monitor.probes.schedule import (
     Claim,
+    Shard,
     claim_due_targets,
     first_slot,
     next_due,
@@ -114,10 +115,11 @@ def test_claiming_ahead_gives_each_target_its_own_slot(session: Session) -> None
 
 def test_shard_messages_round_trip_and_bare_ids_run_at_once() -> None:
     claims = [Claim(7, at(5)), Claim(9, at(5.25))]
-    target_ids, slots = read_shard(json.loads(json.dumps(shard_message(claims))))
+    shard = read_shard(json.loads(json.dumps(shard_message(claims))))
+    target_ids, slots = shard.target_ids, shard.slots
     assert target_ids == [7, 9]
     assert slots == {7: at(5), 9: at(5.25)}
-    assert read_shard([3, 4]) == ([3, 4], {})
+    assert read_shard([3, 4]) == Shard([3, 4], {})
 
 
 def test_shards_follow_slots_and_never_span_more_than_a_quarter_second() -> None:

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from monitor.probes.dcgm import MAX_METRICS_BYTES
-from monitor.probes.http import fetch, probe
+from monitor.probes.kinds.dcgm import MAX_METRICS_BYTES
+from monitor.probes.kinds.http import fetch, probe
 from monitor.probes.model import ProbeResult, ProbeTarget
 from monitor.probes.wire import ProbeClient, Reply, WireError, build_request, get, parse_head
 

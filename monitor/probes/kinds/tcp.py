@@ -8,6 +8,7 @@ import time
 from urllib.parse import urlsplit
 
 from monitor.db.base import utcnow
+from monitor.probes.kind import ProbeKind, UrlRule
 from monitor.probes.model import ProbeResult, ProbeTarget, failure
 from monitor.probes.wire import ProbeClient
 
@@ -30,3 +31,13 @@ async def probe(target: ProbeTarget, client: ProbeClient) -> ProbeResult:
     with contextlib.suppress(OSError):
         await writer.wait_closed()
     return ProbeResult(target.id, target.name, at, True, latency)
+
+
+TCP_URL = UrlRule(
+    ("tcp",),
+    "tcp://host:port, e.g. tcp://10.0.0.5:22",
+    r"^tcp://[^/:@\s]+:\d{1,5}$",
+    needs_port=True,
+)
+
+KIND = ProbeKind("tcp", TCP_URL, probe=probe)

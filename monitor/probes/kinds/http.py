@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from monitor.db.base import utcnow
+from monitor.probes.kind import ProbeKind, UrlRule
 from monitor.probes.model import ProbeResult, ProbeTarget, failure
 from monitor.probes.wire import ProbeClient, WireError, get
 
@@ -43,3 +44,8 @@ async def probe(target: ProbeTarget, client: ProbeClient) -> ProbeResult:
     if target.expect_body and target.expect_body.encode() not in body:
         return result.failed("body", f"body lacks {target.expect_body!r}")
     return result
+
+
+HTTP_URL = UrlRule(("http", "https"), "http(s)://host/…", r"^https?://[^/:@\s]+")
+
+KIND = ProbeKind("http", HTTP_URL, probe=probe)

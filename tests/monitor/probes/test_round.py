@@ -14,8 +14,9 @@ from monitor.config.models import ProbesConfig, TargetConfig
 from monitor.db.base import utcnow
 from monitor.db.models import Outage, ProbeResult, Target, TargetState
 from monitor.probes.model import ProbeResult as Result
-from monitor.probes.service import probe_round
-from monitor.probes.store import load_probe_targets, record_round
+from monitor.probes.record import load_probe_targets, record_round
+from monitor.probes.round import Prober
+from monitor.probes.schedule import Shard
 from monitor.targets import upsert_target
 from tests.support import FeedServer
 
@@ -52,7 +53,7 @@ def test_a_scripted_outage_is_recorded_within_one_interval_of_the_truth(
             server.routes["/healthz"] = (200, b"ok")
             truth["up"] = utcnow()
         started = time.monotonic()
-        probe_round(sessions, [tid], "test", FAST)
+        Prober(sessions, "test", FAST).round([tid])
         time.sleep(max(0, 1 - (time.monotonic() - started)))
     [outage] = outages(sessions, tid)
     assert outage.end is not None
@@ -65,9 +66,9 @@ def test_the_failing_probe_starts_the_outage_and_confirmation_comes_seconds_late
     sessions: sessionmaker[Session], server: FeedServer
 ) -> None:
     tid = add_target(sessions, name="t", kind="http", url=f"{server.url}/healthz")
-    probe_round(sessions, [tid], "test", FAST)
+    Prober(sessions, "test", FAST).round([tid])
     server.routes["/healthz"] = (500, b"")
-    report = probe_round(sessions, [tid], "test", FAST)
+    report = Prober(sessions, "test", FAST).round([tid])
     assert report.states[tid] == "down"
     [outage] = outages(sessions, tid)
     with sessions() as session:
@@ -93,7 +94,7 @@ def test_a_hanging_target_times_out_and_a_refused_one_fails_fast(
     hang = add_target(sessions, name="hang", kind="http", url=f"{server.url}/slow")
     refused = add_target(sessions, name="refused", kind="tcp", url="tcp://127.0.0.1:1")
     started = time.monotonic()
-    report = probe_round(sessions, [hang, refused], "test", FAST)
+    report = Prober(sessions, "test", FAST).round([hang, refused])
     assert time.monotonic() - started < 3  # two 0.5 s timeouts and a 0.2 s pause, not 3 s hangs
     by_target = {r.target: r for r in report.results}
     assert (by_target["hang"].ok, by_target["hang"].error_kind) == (False, "timeout")
@@ -112,7 +113,7 @@ def test_body_conditions_and_expected_statuses_decide_ok(
     status = add_target(
         sessions, name="s", kind="http", url=f"{server.url}/teapot", expect_status=[418]
     )
-    report = probe_round(sessions, [body, status], "test", FAST)
+    report = Prober(sessions, "test", FAST).round([body, status])
     by_target = {r.target: r for r in report.results}
     assert (by_target["b"].ok, by_target["b"].error_kind) == (False, "body")
     assert (by_target["s"].ok, by_target["s"].status_code) == (True, 418)
@@ -124,7 +125,7 @@ def test_a_real_dcgm_document_makes_the_instance_usable_only_with_all_its_gpus(
     server.routes["/metrics"] = (200, (DCGM / "cncf-kops-aws-L4.prom").read_bytes())
     one = add_target(sessions, name="l4", kind="dcgm", url=f"{server.url}/metrics", gpus=1)
     two = add_target(sessions, name="l4x2", kind="dcgm", url=f"{server.url}/metrics", gpus=2)
-    report = probe_round(sessions, [one, two], "test", FAST)
+    report = Prober(sessions, "test", FAST).round([one, two])
     by_target = {r.target: r for r in report.results}
     assert (by_target["l4"].ok, by_target["l4"].usable, by_target["l4"].gpus_seen) == (
         True,
@@ -143,7 +144,7 @@ def test_garbage_metrics_keep_the_instance_reachable_but_not_usable(
 ) -> None:
     server.routes["/metrics"] = (200, b"\x00\xff{{{ not prometheus text")
     tid = add_target(sessions, name="g", kind="dcgm", url=f"{server.url}/metrics", gpus=1)
-    [result] = probe_round(sessions, [tid], "test", FAST).results
+    [result] = Prober(sessions, "test", FAST).round([tid]).results
     assert (result.ok, result.usable, result.error_kind) == (True, False, "parse")
 
 
@@ -152,7 +153,7 @@ def test_a_single_failing_vantage_opens_no_outage_but_a_quorum_does(
 ) -> None:
     tid = add_target(sessions, name="q", kind="http", url=f"{server.url}/healthz")
     for vantage in ("eu", "us", "ap"):
-        probe_round(sessions, [tid], vantage, FAST)
+        Prober(sessions, vantage, FAST).round([tid])
     # vantage "ap" loses its network path: its probes fail while the others see the target up
     now = utcnow()
     with sessions() as session, session.begin():
@@ -166,7 +167,7 @@ def test_a_single_failing_vantage_opens_no_outage_but_a_quorum_does(
     assert (ap.state, overall.state) == ("down", "up")
 
     server.routes["/healthz"] = (503, b"")
-    probe_round(sessions, [tid], "eu", FAST)
+    Prober(sessions, "eu", FAST).round([tid])
     [outage] = outages(sessions, tid)
     assert outage.detail["vantages"] == ["ap", "eu"]
 
@@ -177,7 +178,7 @@ def test_a_retired_target_in_a_queued_shard_is_skipped(
     tid = add_target(sessions, name="gone", kind="http", url=f"{server.url}/healthz")
     with sessions() as session, session.begin():
         session.get_one(Target, tid).retired_at = datetime.now(UTC)
-    assert probe_round(sessions, [tid], "test", FAST).results == ()
+    assert Prober(sessions, "test", FAST).round([tid]).results == ()
 
 
 def test_a_dcgm_scrape_is_remembered_as_the_next_rounds_baseline(
@@ -186,7 +187,7 @@ def test_a_dcgm_scrape_is_remembered_as_the_next_rounds_baseline(
     server.routes["/metrics"] = (200, (DCGM / "cncf-kops-aws-L4.prom").read_bytes())
     gpu = add_target(sessions, name="l4", kind="dcgm", url=f"{server.url}/metrics", gpus=1)
     web = add_target(sessions, name="web", kind="http", url=f"{server.url}/healthz")
-    probe_round(sessions, [gpu, web], "test", FAST)
+    Prober(sessions, "test", FAST).round([gpu, web])
     with sessions() as session:
         remembered = session.get_one(TargetState, (gpu, "test", "usable")).detail
         by_id = {t.id: t for t in load_probe_targets(session, [gpu, web], "test")}
@@ -195,7 +196,7 @@ def test_a_dcgm_scrape_is_remembered_as_the_next_rounds_baseline(
     assert by_id[gpu].gpu_baseline == remembered["gpu_counters"]
     assert by_id[web].gpu_baseline is None
     assert elsewhere[0].gpu_baseline is None  # each vantage remembers its own scrapes
-    [again] = probe_round(sessions, [gpu], "test", FAST).results
+    [again] = Prober(sessions, "test", FAST).round([gpu]).results
     assert (again.ok, again.usable) == (True, True)
 
 
@@ -204,10 +205,10 @@ def test_a_failed_canary_makes_the_round_unknown_and_a_live_one_changes_nothing(
 ) -> None:
     tid = add_target(sessions, name="c", kind="http", url=f"{server.url}/healthz")
     blind = ProbesConfig(retry_interval=0.2, canary="tcp://127.0.0.1:1")  # refused: we are cut off
-    [unknown] = probe_round(sessions, [tid], "test", blind).results
+    [unknown] = Prober(sessions, "test", blind).round([tid]).results
     assert (unknown.ok, unknown.error_kind) == (None, "vantage")
     seeing = ProbesConfig(retry_interval=0.2, canary=f"{server.url}/healthz")
-    [known] = probe_round(sessions, [tid], "test", seeing).results
+    [known] = Prober(sessions, "test", seeing).round([tid]).results
     assert (known.ok, known.status_code) == (True, 200)
     with sessions() as session:
         assert session.get_one(TargetState, (tid, "test", "reachable")).state == "up"
@@ -221,7 +222,7 @@ def test_a_claimed_slot_is_waited_for_and_a_passed_one_is_not(
     behind = add_target(sessions, name="behind", kind="http", url=f"{server.url}/healthz")
     now = utcnow()
     slots = {ahead: now + timedelta(seconds=0.6), behind: now - timedelta(seconds=3)}
-    report = probe_round(sessions, [ahead, behind], "test", FAST, slots=slots)
+    report = Prober(sessions, "test", FAST).round(Shard([ahead, behind], slots))
     at = {r.target_id: r.at for r in report.results}
     assert slots[ahead] <= at[ahead] < slots[ahead] + timedelta(seconds=0.3)
     assert now <= at[behind] < now + timedelta(seconds=0.3)

@@ -1,5 +1,5 @@
-"""Writing a probe round: the raw results in one batched insert, the per-vantage streaks, the
-quorum verdict and the outage intervals it opens or closes — all in the caller's transaction.
+"""Writing a probe round: the raw results in one batched insert, the per-vantage streaks and
+the observed windows, then the quorum (``quorum.py``) — all in the caller's transaction.
 
 Written in Core, not through the ORM's unit of work: a round changes two state rows and one
 observed window per target, and at thousands of probes a second the ORM's per-object bookkeeping
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -19,25 +19,22 @@ from sqlalchemy import Row, Table, insert, select, text
 from sqlalchemy.orm import Session
 
 from monitor import events
-from monitor.db.dialect import among, insert_ignoring_conflicts, update_many
-from monitor.db.models import ObservedWindow, Outage, Target, TargetState
+from monitor.db.dialect import among, update_many
+from monitor.db.models import ObservedWindow, Target, TargetState
 from monitor.db.models import ProbeResult as ResultRow
+from monitor.probes.kinds import KINDS
 from monitor.probes.model import ProbeResult, ProbeTarget
-from monitor.probes.state import (
-    DOWN,
-    UNKNOWN,
-    UP,
-    Streak,
-    Transition,
-    VantageView,
-    advance,
-    quorum_size,
-    verdict,
+from monitor.probes.quorum import (
+    SERIES,
+    StateKey,
+    StateRow,
+    TargetRow,
+    TargetTransition,
+    apply_quorum,
+    told,
 )
+from monitor.probes.state import Streak, advance
 
-SERIES = ("reachable", "usable")
-QUORUM_VANTAGE = "*"
-STALE_INTERVALS = 3  # a vantage silent for this many intervals no longer votes
 RECORD_LOCK_SPACE = 0x51A3  # advisory lock namespace: (this, target id) guards recording
 
 RESULTS: Table = ResultRow.__table__  # type: ignore[assignment]
@@ -55,55 +52,17 @@ WINDOWS: Table = ObservedWindow.__table__  # type: ignore[assignment]
 
 
 @dataclass(frozen=True, slots=True)
-class TargetTransition:
-    """A confirmed change of a target's (quorum) state: what alerts and reports react to."""
-
-    target_id: int
-    target: str
-    series: str
-    transition: Transition
-
-
-@dataclass(frozen=True, slots=True)
 class RoundOutcome:
     transitions: tuple[TargetTransition, ...]
     unconfirmed: frozenset[int]  # targets whose streak at this vantage needs a quick re-probe
     states: dict[int, str]  # reachable state at this vantage after the round, by target id
 
 
-@dataclass(frozen=True, slots=True)
-class _Target:
-    """What recording needs of a target row."""
-
-    id: int
-    name: str
-    interval_s: float
-    timeout_s: float
-    confirmations: int
-
-
-@dataclass(slots=True)
-class _State:
-    """One ``target_states`` row as read (``stored``: what the database holds, None for a new
-    row), and what this round made of it."""
-
-    target_id: int
-    vantage: str
-    series: str
-    streak: Streak
-    last_probe_at: datetime | None
-    stored: dict[str, Any] | None
-    detail: dict[str, Any] | None = None  # set only when this round changes it
-
-
-StateKey = tuple[int, str, str]  # target id, vantage, series
-GPU_KINDS = frozenset({"dcgm"})  # kinds whose probe compares against a remembered baseline
-
-
 def load_probe_targets(
     session: Session, target_ids: Iterable[int], vantage: str
 ) -> list[ProbeTarget]:
-    """Live targets by id, with the GPU baseline this vantage remembered (dcgm)."""
+    """Live targets by id, with what this vantage's last result remembered for the kinds that
+    compare against it (dcgm's GPU counters)."""
     ids = list(target_ids)
     columns = (
         Target.id,
@@ -117,8 +76,13 @@ def load_probe_targets(
     )
     live = select(*columns).where(among(session, Target.id, ids), Target.retired_at.is_(None))
     rows = session.execute(live).all()
-    baselines = _gpu_baselines(session, [r.id for r in rows if r.kind in GPU_KINDS], vantage)
+    baselines = _gpu_baselines(session, [r.id for r in rows if _remembers(r.kind)], vantage)
     return [_probe_target(row, baselines.get(row.id) or {}) for row in rows]
+
+
+def _remembers(kind: str) -> bool:
+    known = KINDS.get(kind)
+    return known is not None and known.remembers_detail
 
 
 def _gpu_baselines(session: Session, ids: list[int], vantage: str) -> dict[int, dict[str, Any]]:
@@ -202,15 +166,15 @@ def record_round(
     states = _load_states(session, targets, vantage)
     unconfirmed = _advance_streaks(states, targets, vantage, results, now)
     _extend_coverage(session, targets, [r for r in results if r.ok is not None])
-    transitions, outages = _apply_quorum(session, states, targets, now, quorum)
+    transitions, outages = apply_quorum(session, states, targets, now, quorum)
     if outages:  # rare: most rounds change nothing
-        events.outages_changed(session, _told(outages, results), now)
+        events.outages_changed(session, told(outages, results), now)
     _write_states(session, states.values(), now)
     reachable = {tid: states[(tid, vantage, "reachable")].streak.state for tid in targets}
     return RoundOutcome(tuple(transitions), frozenset(unconfirmed), reachable)
 
 
-def _lock_targets(session: Session, ids: set[int]) -> dict[int, _Target]:
+def _lock_targets(session: Session, ids: set[int]) -> dict[int, TargetRow]:
     """Serialize recording per target (in id order) before reading any vantage's state: two
     vantages recording at once must not each miss the other's uncommitted verdict and so never
     reach a quorum. On PostgreSQL with transaction-scoped advisory locks, not row locks: a row
@@ -227,27 +191,27 @@ def _lock_targets(session: Session, ids: set[int]) -> dict[int, _Target]:
         )
     columns = (Target.id, Target.name, Target.interval_s, Target.timeout_s, Target.confirmations)
     rows = session.execute(select(*columns).where(among(session, Target.id, ordered)))
-    return {row.id: _Target(*row) for row in rows}
+    return {row.id: TargetRow(*row) for row in rows}
 
 
 def _load_states(
-    session: Session, targets: dict[int, _Target], vantage: str
-) -> dict[StateKey, _State]:
+    session: Session, targets: dict[int, TargetRow], vantage: str
+) -> dict[StateKey, StateRow]:
     """Every vantage's rows for ``targets`` (the quorum needs them), plus new ones for this
     vantage where it has none yet. ``detail`` is not read: only a dcgm result changes it."""
     c = STATES.c
     query = select(c.target_id, c.vantage, c.series, *(c[name] for name in STATE_COLUMNS)).where(
         among(session, c.target_id, targets)
     )
-    states: dict[StateKey, _State] = {}
+    states: dict[StateKey, StateRow] = {}
     for r in session.execute(query).all():
         stored = dict(zip(STATE_COLUMNS, r[3:], strict=True))
         key = (r.target_id, r.vantage, r.series)
-        states[key] = _State(*key, _streak(stored), r.last_probe_at, stored)
+        states[key] = StateRow(*key, _streak(stored), r.last_probe_at, stored)
     for target_id in targets:
         for series in SERIES:
             if (target_id, vantage, series) not in states:
-                states[(target_id, vantage, series)] = _State(
+                states[(target_id, vantage, series)] = StateRow(
                     target_id, vantage, series, Streak(), None, None, detail={}
                 )
     return states
@@ -266,8 +230,8 @@ def _streak(stored: dict[str, Any]) -> Streak:
 
 
 def _advance_streaks(
-    states: dict[StateKey, _State],
-    targets: dict[int, _Target],
+    states: dict[StateKey, StateRow],
+    targets: dict[int, TargetRow],
     vantage: str,
     results: Sequence[ProbeResult],
     now: datetime,
@@ -289,7 +253,7 @@ def _advance_streaks(
     return unconfirmed
 
 
-def _write_states(session: Session, states: Iterable[_State], now: datetime) -> None:
+def _write_states(session: Session, states: Iterable[StateRow], now: datetime) -> None:
     """New rows in one insert; changed rows in one executemany update per set of changed
     columns (a steady round changes only a success count and the freshness stamp, and binding
     four timestamps per row for nothing was a tenth of a round's cost)."""
@@ -316,7 +280,7 @@ def _write_states(session: Session, states: Iterable[_State], now: datetime) -> 
         update_many(session, STATES, batch)
 
 
-def _stored_details(session: Session, rows: list[_State]) -> dict[StateKey, dict[str, Any]]:
+def _stored_details(session: Session, rows: list[StateRow]) -> dict[StateKey, dict[str, Any]]:
     """The stored details of the rows this round gives new ones (dcgm), in one read."""
     if not rows:
         return {}
@@ -329,7 +293,7 @@ def _stored_details(session: Session, rows: list[_State]) -> dict[StateKey, dict
     return {(t, v, s): d for t, v, s, d in found if (t, v, s) in wanted}
 
 
-def _state_values(row: _State, now: datetime) -> dict[str, Any]:
+def _state_values(row: StateRow, now: datetime) -> dict[str, Any]:
     streak = row.streak
     return {
         "state": streak.state,
@@ -343,7 +307,7 @@ def _state_values(row: _State, now: datetime) -> dict[str, Any]:
 
 
 def _extend_coverage(
-    session: Session, targets: dict[int, _Target], known: Sequence[ProbeResult]
+    session: Session, targets: dict[int, TargetRow], known: Sequence[ProbeResult]
 ) -> None:
     """Grow each target's observed window: a known result vouches for the interval after it.
     A gap longer than two intervals (slamon was down, or our canary failed) starts a new window,
@@ -378,121 +342,3 @@ def _extend_coverage(
         update_many(session, WINDOWS, grown)
     if opened:
         session.execute(insert(WINDOWS), opened)
-
-
-def _apply_quorum(
-    session: Session,
-    states: dict[StateKey, _State],
-    targets: dict[int, _Target],
-    now: datetime,
-    quorum: int | None,
-) -> tuple[list[TargetTransition], list[tuple[int, events.OutageChange]]]:
-    """Recompute each target's quorum verdict from every vantage; open/close outages on change.
-    The transitions, and the outages opened or closed (by target id)."""
-    by_series: dict[tuple[int, str], list[_State]] = defaultdict(list)
-    for row in states.values():
-        by_series[(row.target_id, row.series)].append(row)
-    transitions = []
-    outages: list[tuple[int, events.OutageChange]] = []
-    for target in targets.values():
-        for series in SERIES:
-            mine = by_series[(target.id, series)]
-            views = _fresh_views(mine, target, now)
-            state, since = verdict(views, quorum_size(len(views), quorum))
-            change = _set_overall(states, target.id, series, state, since, now)
-            if change is not None:
-                for outage in _record_outage(session, target, series, change, now, views):
-                    outages.append((target.id, outage))
-                transitions.append(TargetTransition(target.id, target.name, series, change))
-    return transitions, outages
-
-
-def _told(
-    outages: list[tuple[int, events.OutageChange]], results: Sequence[ProbeResult]
-) -> list[events.OutageChange]:
-    """The outages worth a console line, with the error that opened them. The usable series
-    of a kind that cannot tell usable from reachable (http, tcp) only mirrors the reachable
-    one: its outage is the same event, so it is not told twice."""
-    latest = {r.target_id: r for r in sorted(results, key=lambda r: r.at)}
-    told = []
-    for target_id, outage in outages:
-        result = latest.get(target_id)
-        if outage.series == "usable" and (result is None or result.usable is None):
-            continue
-        if outage.opened and result is not None and result.ok is not True:
-            outage = replace(outage, error=result.error or result.error_kind)
-        elif outage.opened and result is not None and result.usable is False:
-            outage = replace(outage, error=result.error or "not usable")
-        told.append(outage)
-    return told
-
-
-def _fresh_views(rows: list[_State], target: _Target, now: datetime) -> list[VantageView]:
-    cutoff = now - timedelta(seconds=target.interval_s * STALE_INTERVALS + target.timeout_s)
-    return [
-        VantageView(r.vantage, r.streak.state, r.streak.since, r.last_probe_at)
-        for r in rows
-        if r.vantage != QUORUM_VANTAGE and r.last_probe_at is not None and r.last_probe_at >= cutoff
-    ]
-
-
-def _set_overall(
-    states: dict[StateKey, _State],
-    target_id: int,
-    series: str,
-    state: str,
-    since: datetime | None,
-    now: datetime,
-) -> Transition | None:
-    """Move the quorum's row (vantage ``*``) to ``state``; the transition, if it is one."""
-    key = (target_id, QUORUM_VANTAGE, series)
-    row = states.get(key)
-    previous = row.streak.state if row is not None else UNKNOWN
-    if state in (UNKNOWN, previous):
-        return None
-    if row is None:
-        row = states[key] = _State(target_id, QUORUM_VANTAGE, series, Streak(), now, None, {})
-    row.streak = replace(row.streak, state=state, since=since or now)
-    row.last_probe_at = now
-    return Transition(previous, state, since or now)
-
-
-def _record_outage(
-    session: Session,
-    target: _Target,
-    series: str,
-    change: Transition,
-    now: datetime,
-    views: list[VantageView],
-) -> list[events.OutageChange]:
-    """Open or close ``target``'s outage on ``change``; what it opened or closed."""
-    target_id = target.id
-    if change.state == DOWN:
-        agreeing = sorted(v.vantage for v in views if v.state == DOWN)
-        opened = insert_ignoring_conflicts(
-            session,
-            Outage,
-            [
-                {
-                    "target_id": target_id,
-                    "series": series,
-                    "start": change.at,
-                    "end": None,
-                    "confirmed_at": now,
-                    "source": "probe",
-                    "detail": {"vantages": agreeing},
-                }
-            ],
-            ["target_id", "series", "start"],
-        )
-        return [events.OutageChange(target.name, series, True, change.at)] if opened else []
-    closed = []
-    if change.state == UP and change.previous == DOWN:
-        still_open = select(Outage).where(
-            Outage.target_id == target_id, Outage.series == series, Outage.end.is_(None)
-        )
-        for outage in session.scalars(still_open):
-            outage.end = max(outage.start, change.at)
-            lasted = (outage.end - outage.start).total_seconds()
-            closed.append(events.OutageChange(target.name, series, False, outage.end, None, lasted))
-    return closed

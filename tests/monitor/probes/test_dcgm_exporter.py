@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from monitor.probes.gpu import (
+from monitor.probes.dcgm_exporter import (
     FATAL_XIDS,
     GpuCounters,
     GpuHealth,

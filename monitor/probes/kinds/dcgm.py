@@ -6,8 +6,11 @@ the last scrape (XID and ECC read as changes against the remembered baseline).
 
 from __future__ import annotations
 
-from monitor.probes.gpu import GpuCounters, assess, parse_dcgm
-from monitor.probes.http import fetch, status_ok
+from dataclasses import replace
+
+from monitor.probes.dcgm_exporter import GpuCounters, assess, parse_dcgm
+from monitor.probes.kind import ProbeKind, UsableRule
+from monitor.probes.kinds.http import HTTP_URL, fetch, status_ok
 from monitor.probes.model import ProbeResult, ProbeTarget
 from monitor.probes.wire import ProbeClient
 
@@ -25,8 +28,6 @@ async def probe(target: ProbeTarget, client: ProbeClient) -> ProbeResult:
 
 def judge(result: ProbeResult, raw: bytes, target: ProbeTarget) -> ProbeResult:
     """The reachable result with the GPU verdict added (pure; tested on captured documents)."""
-    from dataclasses import replace
-
     try:
         snapshot = parse_dcgm(raw.decode("utf-8", errors="replace"))
     except ValueError as exc:  # it answered, so it is reachable; the GPUs cannot be vouched for
@@ -45,3 +46,12 @@ def judge(result: ProbeResult, raw: bytes, target: ProbeTarget) -> ProbeResult:
         error=None if health.usable else "; ".join(health.reasons)[:500],
         detail={"gpu_counters": health.counters.to_json(), "reasons": list(health.reasons)},
     )
+
+
+KIND = ProbeKind(
+    "dcgm",
+    HTTP_URL,
+    probe=probe,
+    usable=UsableRule("gpu_health", "warning", "is reachable but its GPUs are not usable"),
+    remembers_detail=True,
+)
