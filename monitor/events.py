@@ -37,6 +37,8 @@ ALERT_FIRING = "alert firing"
 ALERT_RESOLVED = "alert resolved"
 ALERT_DELIVERED = "alert delivered"
 DELIVERY_GIVEN_UP = "delivery given up"
+CHANNEL_DISABLED = "channel disabled"
+CHANNEL_ENABLED = "channel enabled"
 FEED_FAILING = "feed failing"
 FEED_BACK = "feed back"
 DATABASE_LOST = "database lost"
@@ -53,6 +55,8 @@ WORDS = (
     ALERT_RESOLVED,
     ALERT_DELIVERED,
     DELIVERY_GIVEN_UP,
+    CHANNEL_DISABLED,
+    CHANNEL_ENABLED,
     FEED_FAILING,
     FEED_BACK,
     DATABASE_LOST,
@@ -197,6 +201,16 @@ def delivery_given_up_text(
     return _with_reason(facts, error)
 
 
+def channel_disabled_text(channel: str, kind: str, error: str | None) -> str:
+    facts = _with_reason(f"{channel} ({kind})", error)
+    return f"{facts}; deliveries held until `slamon alerts enable {channel}` or a config change"
+
+
+def channel_enabled_text(channel: str, why: str, held: int) -> str:
+    deliveries = "delivery" if held == 1 else "deliveries"
+    return f"{channel} ({why}); {held} held {deliveries} due now"
+
+
 def feed_failing_text(provider: str, url: str, error: str) -> str:
     # fetch errors start with the URL already
     return _with_reason(f"{provider} {url}", error.removeprefix(f"{url}: "))
@@ -322,6 +336,14 @@ def delivery_given_up(
 ) -> None:
     facts = delivery_given_up_text(rule, labels, channel, attempts, error)
     after_commit(session, DELIVERY_GIVEN_UP, facts)
+
+
+def channel_disabled(session: Session, channel: str, kind: str, error: str | None) -> None:
+    after_commit(session, CHANNEL_DISABLED, channel_disabled_text(channel, kind, error))
+
+
+def channel_enabled(session: Session, channel: str, why: str, held: int) -> None:
+    after_commit(session, CHANNEL_ENABLED, channel_enabled_text(channel, why, held))
 
 
 def feed_failing(session: Session, provider: str, url: str, error: str) -> None:

@@ -1,4 +1,5 @@
-"""The read side of the API: providers, incidents, outages, alerts and month-to-date SLA.
+"""The read side of the API: providers, incidents, outages, alerts, notification channels and
+month-to-date SLA.
 
 Every list answers one page, ``{"items", "total", "limit", "offset", "next_offset"}``, in a
 stable order (``next_offset`` is null on the last page). Times in filters are ISO 8601 with an
@@ -17,6 +18,7 @@ from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, 
 from sqlalchemy import ColumnElement, Select, func, or_, select
 from sqlalchemy.orm import Session
 
+from monitor.alerts.channel_state import channel_states
 from monitor.api.auth import DbSession, ReadToken
 from monitor.api.deps import AppState, app_state
 from monitor.api.errors import error_responses
@@ -436,6 +438,41 @@ def list_alerts(
 
     order = [Alert.started_at.desc(), Alert.id.desc()]
     return _page(session, query, order, limit, offset, out)
+
+
+# --------------------------------------------------------------------------- channels
+
+
+class ChannelOut(BaseModel):
+    name: str
+    kind: str
+    state: Literal["enabled", "disabled"]
+    enabled: bool
+    disabled_at: datetime | None
+    last_error: str | None
+    configured: bool
+
+
+@router.get("/channels", response_model=list[ChannelOut], tags=["alerts"])
+def list_channels(
+    _token: ReadToken, session: DbSession, state: Annotated[AppState, Depends(app_state)]
+) -> list[dict[str, Any]]:
+    """Every notification channel the config names or slamon has sent to, by name: enabled, or
+    disabled (``disabled_at``) because its receiver said it is dead, with that answer as
+    ``last_error`` (redacted). A disabled channel holds its deliveries until its config changes
+    or `slamon alerts enable NAME`. Not a page: a handful of channels."""
+    return [
+        {
+            "name": c.name,
+            "kind": c.kind,
+            "state": c.state,
+            "enabled": c.enabled,
+            "disabled_at": c.disabled_at,
+            "last_error": c.last_error,
+            "configured": c.configured,
+        }
+        for c in channel_states(session, state.config)
+    ]
 
 
 # --------------------------------------------------------------------------- vantages

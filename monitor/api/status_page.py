@@ -2,9 +2,10 @@
 
 What it shows is built by ``monitor.status.view.build_view`` (providers with their feed health
 and open relevant incidents, the fleet's displayed states with 24 h history bars, uptimes and
-latency, pools, vantages, firing alerts, month-to-date SLA); this module only formats. Inline
-CSS, no scripts, no external resources; it refreshes itself every ``REFRESH_S`` seconds. Every
-value is escaped by Jinja2's autoescape; incident links are kept only when they are http(s).
+latency, pools, vantages, firing alerts and any disabled notification channel, month-to-date
+SLA); this module only formats. Inline CSS, no scripts, no external resources; it refreshes
+itself every ``REFRESH_S`` seconds. Every value is escaped by Jinja2's autoescape; incident links
+are kept only when they are http(s).
 """
 
 from __future__ import annotations

@@ -377,13 +377,22 @@ class Alert(IdMixin, Base):
 
 
 class Channel(IdMixin, CreatedMixin, Base):
-    """A notification channel by name and kind; its URL and secret stay in the config/env."""
+    """A notification channel by name and kind; its URL and secret stay in the config/env.
+
+    A channel whose receiver said it is dead (a revoked token, a deleted webhook) is disabled:
+    ``enabled`` False, since ``disabled_at``, with that answer as ``last_error`` (redacted: never
+    a secret). ``config_digest`` is a salted, slow hash of the kind, URL and secret it was
+    disabled with, so a change to its config can be seen and re-enable it without keeping them.
+    """
 
     __tablename__ = "channels"
 
     name: Mapped[str] = mapped_column(String(100), unique=True)
     kind: Mapped[str] = mapped_column(String(16))
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    disabled_at: Mapped[datetime | None]
+    last_error: Mapped[str | None] = mapped_column(Text)
+    config_digest: Mapped[str | None] = mapped_column(String(200))
 
 
 class Delivery(IdMixin, CreatedMixin, Base):

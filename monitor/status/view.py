@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session
 
+from monitor.alerts.channel_state import ChannelState, channel_states
 from monitor.config import Config
 from monitor.probes.vantages import VantageHealth, vantage_health
 from monitor.reports.model import ProviderReport
@@ -84,6 +85,16 @@ class AlertView:
 
 
 @dataclass(frozen=True, slots=True)
+class ChannelView:
+    """A notification channel its receiver disabled: alerts are not reaching it."""
+
+    name: str
+    kind: str
+    disabled_at: datetime | None
+    last_error: str | None  # redacted when stored
+
+
+@dataclass(frozen=True, slots=True)
 class SlaView:
     slug: str
     name: str
@@ -111,6 +122,7 @@ class StatusView:
     sla: tuple[SlaView, ...]
     vantages: tuple[VantageRow, ...] = ()
     history_start: datetime | None = None  # the bar's left edge
+    channels: tuple[ChannelView, ...] = ()  # the disabled notification channels only
 
     @property
     def summary(self) -> Summary:
@@ -210,6 +222,13 @@ def sla_of(
     return tuple(rows)
 
 
+def disabled_channels(states: Iterable[ChannelState]) -> tuple[ChannelView, ...]:
+    """The channels to warn about: those disabled, by name."""
+    return tuple(
+        ChannelView(c.name, c.kind, c.disabled_at, c.last_error) for c in states if not c.enabled
+    )
+
+
 def summary_of(fleet: Iterable[TargetView]) -> Summary:
     """The worst displayed state in the fleet (unknown for an empty one) and the counts."""
     counts = dict.fromkeys((UP, UNUSABLE, DOWN, UNKNOWN), 0)
@@ -228,7 +247,7 @@ def in_order(fleet: Iterable[TargetView]) -> tuple[TargetView, ...]:
 
 
 def build_view(session: Session, config: Config, now: datetime) -> StatusView:
-    """Everything the page shows: nine batched queries whatever the fleet's size, plus the
+    """Everything the page shows: ten batched queries whatever the fleet's size, plus the
     month's SLA report (``build_monthly``)."""
     month = now.strftime("%Y-%m")
     edges = bucket_edges(now, BUCKETS, BUCKET_WIDTH)
@@ -255,4 +274,5 @@ def build_view(session: Session, config: Config, now: datetime) -> StatusView:
         sla=sla_of(providers, report.providers),
         vantages=vantage_rows(vantage_health(session, now)),
         history_start=edges[0],
+        channels=disabled_channels(channel_states(session, config)),
     )

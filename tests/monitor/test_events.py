@@ -208,6 +208,26 @@ def test_event_facts(text: str, expected: str) -> None:
     assert text == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (events.channel_disabled_text("chat", "slack", "HTTP 403 from https://hooks.slack.com/***:"
+                                      " invalid_token\nmore"),
+         "chat (slack): HTTP 403 from https://hooks.slack.com/***: invalid_token; deliveries held "
+         "until `slamon alerts enable chat` or a config change"),
+        (events.channel_disabled_text("odd", "apprise", None),
+         "odd (apprise); deliveries held until `slamon alerts enable odd` or a config change"),
+        (events.channel_enabled_text("chat", "by hand", 1),
+         "chat (by hand); 1 held delivery due now"),
+        (events.channel_enabled_text("chat", "its config changed", 3),
+         "chat (its config changed); 3 held deliveries due now"),
+    ],
+    ids=["disabled", "disabled-no-error", "enabled-one", "enabled-several"],
+)  # fmt: skip
+def test_channel_event_facts(text: str, expected: str) -> None:
+    assert text == expected
+
+
 # ---- episodes -------------------------------------------------------------------------------
 
 

@@ -3,7 +3,8 @@ services. There is no HTTP request to build: the apprise library sends, synchron
 own per-service socket timeouts (4 s connect and read unless the URL sets ``cto=``/``rto=``).
 
 apprise reports only success or failure, with no status code, so a failed send is retried (the
-outbox's max age bounds it), while a URL apprise cannot parse is a permanent failure. apprise
+outbox's max age bounds it): nothing it says can tell a dead channel from a bad moment. A URL
+apprise cannot parse is a dead channel (every message would fail until the config changes). apprise
 URLs may hold a token anywhere, even in the host part, so errors show only the scheme. The
 channel's ``secret`` is not used: apprise URLs carry their own credentials.
 """
@@ -48,7 +49,7 @@ def send(channel: ChannelConfig, message: AlertMessage) -> SendOutcome:
     where = redact_url(channel.url)
     notifier = apprise.Apprise()
     if not notifier.add(channel.url):
-        return SendOutcome.permanent(None, f"{where}: not a URL apprise can send to")
+        return SendOutcome.channel_dead(None, f"{where}: not a URL apprise can send to")
     heading, body = render(message)
     if notifier.notify(body=body, title=heading, notify_type=notify_type(message)):
         return SendOutcome.ok(None)

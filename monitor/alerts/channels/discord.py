@@ -8,10 +8,14 @@ content ≤ 2000, title ≤ 256, description ≤ 4096, ≤ 25 fields of name ≤
 footer ≤ 2048, and ≤ 6000 characters over the whole embed (labels are dropped before the summary
 is cut to nothing). ``allowed_mentions`` is empty, so an ``@everyone`` in alert text pings no one.
 The channel's ``secret`` is not used.
+
+Discord answers an error with ``{"message", "code"}`` (its JSON error codes); :func:`verdict`
+reads the code.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -27,7 +31,7 @@ from monitor.alerts.channels._format import (
     truncate,
     utf16_len,
 )
-from monitor.alerts.channels.model import AlertMessage, Outgoing
+from monitor.alerts.channels.model import AlertMessage, Answer, Outgoing, Verdict, by_status
 from monitor.config.models import ChannelConfig
 
 CONTENT_LIMIT = 2000
@@ -40,6 +44,15 @@ MAX_FIELDS = 25
 FOOTER_LIMIT = 2048
 EMBED_LIMIT = 6000
 MIN_DESCRIPTION = 1024  # labels give way before the summary is cut below this
+# 401: the token in the URL is wrong; 404: the webhook (or its channel) was deleted.
+DEAD_STATUSES = frozenset({401, 404})
+DEAD_CODES = frozenset(
+    {
+        10003,  # Unknown Channel
+        10015,  # Unknown Webhook
+        50027,  # Invalid Webhook Token
+    }
+)
 COLOURS = {"critical": 0xE01E5A, "warning": 0xF2A33A, "info": 0x3B82F6, "resolved": 0x2EB67D}
 
 
@@ -48,6 +61,26 @@ def build(
 ) -> Outgoing:
     body = json_body(payload(message))
     return Outgoing("POST", channel.url, json_headers(idempotency_key), body)
+
+
+def verdict(answer: Answer) -> Verdict:
+    """Dead on a 401/404 or one of ``DEAD_CODES`` (Discord's "Unknown Webhook" and "Invalid
+    Webhook Token"); a 400 for an embed it refuses fails that message only."""
+    if answer.transient:
+        return "retry"
+    if answer.status_code in DEAD_STATUSES or error_code(answer.body) in DEAD_CODES:
+        return "dead"
+    return by_status(answer)
+
+
+def error_code(body: str) -> int | None:
+    """The ``code`` of a Discord JSON error, None when the body is not one."""
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return None
+    code = document.get("code") if isinstance(document, dict) else None
+    return code if isinstance(code, int) and not isinstance(code, bool) else None
 
 
 def payload(message: AlertMessage) -> dict[str, Any]:

@@ -78,18 +78,62 @@ class Outgoing:
         )
 
 
+Verdict = Literal["retry", "failed", "dead"]
+"""What an answer that is not a 2xx means. ``retry``: the receiver or the network is having a
+bad moment, later may work. ``failed``: this one message will never be accepted (a payload the
+receiver rejects), but the channel works. ``dead``: the channel itself is gone or refused (a
+revoked token, a deleted webhook, an archived Slack channel), so every later message would fail
+the same way until someone changes its config: the channel is disabled and its deliveries held.
+"""
+
+TRANSIENT_STATUSES = frozenset({408, 425, 429})
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A receiver's answer that is not a 2xx, as the per-kind rules judge it: the status and the
+    start of the body on one line. The body is judged in memory and never stored as is (what is
+    stored is the redacted error)."""
+
+    status_code: int
+    body: str = ""
+
+    @property
+    def transient(self) -> bool:
+        """408, 425, 429 or 5xx: always worth another try, whatever the body says, so a
+        receiver having a bad moment never disables a channel."""
+        return self.status_code in TRANSIENT_STATUSES or self.status_code >= 500
+
+
+def by_status(answer: Answer) -> Verdict:
+    """The rule for a receiver we know nothing about: transient statuses are retried, any
+    other answer (4xx, and 3xx, since a signed POST is not replayed elsewhere) fails the one
+    message and never disables the channel, since we cannot tell a dead URL from a bad body."""
+    return "retry" if answer.transient else "failed"
+
+
 @dataclass(frozen=True, slots=True)
 class SendOutcome:
     """What happened to one delivery attempt. ``retry`` is True only when trying again later may
-    succeed (timeouts, connection errors, 408/425/429/5xx); a permanent failure means the channel
-    is misconfigured. ``error`` never holds a secret. ``retry_after_s`` is the receiver's
-    Retry-After, when it sent one in seconds."""
+    succeed (timeouts, connection errors, 408/425/429/5xx); a permanent failure (``retry`` and
+    ``delivered`` False) fails this message. ``dead`` is a permanent failure that also says the
+    channel is dead (see ``Verdict``). ``error`` never holds a secret. ``retry_after_s`` is the
+    receiver's Retry-After, when it sent one in seconds."""
 
     delivered: bool
     retry: bool
     status_code: int | None = None
     error: str | None = None
     retry_after_s: float | None = None
+    dead: bool = False
+
+    @property
+    def result(self) -> Literal["delivered", "retry", "failed", "dead"]:
+        if self.delivered:
+            return "delivered"
+        if self.retry:
+            return "retry"
+        return "dead" if self.dead else "failed"
 
     @classmethod
     def ok(cls, status_code: int | None) -> SendOutcome:
@@ -104,3 +148,18 @@ class SendOutcome:
     @classmethod
     def permanent(cls, status_code: int | None, error: str) -> SendOutcome:
         return cls(delivered=False, retry=False, status_code=status_code, error=error)
+
+    @classmethod
+    def channel_dead(cls, status_code: int | None, error: str) -> SendOutcome:
+        return cls(delivered=False, retry=False, status_code=status_code, error=error, dead=True)
+
+    @classmethod
+    def judged(
+        cls, verdict: Verdict, status_code: int | None, error: str, retry_after_s: float | None
+    ) -> SendOutcome:
+        """The outcome a rule's ``verdict`` stands for; Retry-After only matters for a retry."""
+        if verdict == "retry":
+            return cls.retry_later(status_code, error, retry_after_s)
+        if verdict == "dead":
+            return cls.channel_dead(status_code, error)
+        return cls.permanent(status_code, error)

@@ -14,11 +14,17 @@ critical/warning/info map to the same names; PagerDuty's ``error`` is not used),
 (when it started), ``component`` (the pool), ``group`` (provider/region), ``class`` (the rule)
 and ``custom_details``. A resolved alert is a ``resolve`` carrying only the routing key, action
 and dedup key, as PagerDuty documents it.
+
+PagerDuty answers 202, 400 for an invalid event (its ``errors`` list says why), 429 when the
+service is over its rate and 5xx when it is in trouble. A 400 about the routing key (a deleted
+integration, a mistyped key) or a 404 (no Events API at that URL) means the channel is dead
+(:func:`verdict`); a 400 about anything else fails that one event.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from datetime import datetime
 from typing import Any
 
@@ -31,7 +37,7 @@ from monitor.alerts.channels._format import (
     ordered_labels,
     truncate,
 )
-from monitor.alerts.channels.model import AlertMessage, Outgoing
+from monitor.alerts.channels.model import AlertMessage, Answer, Outgoing, Verdict, by_status
 from monitor.config.models import ChannelConfig
 from monitor.errors import ConfigError
 
@@ -39,6 +45,8 @@ EVENTS_URL = "https://events.pagerduty.com/v2/enqueue"
 SUMMARY_LIMIT = 1024
 DEDUP_KEY_LIMIT = 255
 FIELD_LIMIT = 255  # source, component, group and class are short identifiers
+DEAD_STATUSES = frozenset({404})
+ROUTING_KEY_ERROR = re.compile(r"routing[ _-]?key", re.IGNORECASE)
 
 
 def build(
@@ -51,6 +59,17 @@ def build(
         )
     body = json_body(event(message, channel.secret))
     return Outgoing("POST", channel.url, json_headers(idempotency_key), body, (channel.secret,))
+
+
+def verdict(answer: Answer) -> Verdict:
+    """Dead on a 404, or a 400 whose errors name the routing key; else the generic rule."""
+    if answer.transient:
+        return "retry"
+    if answer.status_code in DEAD_STATUSES:
+        return "dead"
+    if answer.status_code == 400 and ROUTING_KEY_ERROR.search(answer.body):
+        return "dead"
+    return by_status(answer)
 
 
 def event(message: AlertMessage, routing_key: str) -> dict[str, Any]:

@@ -2,8 +2,11 @@
 
 Outcomes, not exceptions: a 2xx is delivered; 408, 425, 429, 5xx, timeouts and connection errors
 are worth retrying; any other answer (4xx, and 3xx, since a signed POST is not replayed to
-wherever a redirect points) means the channel is misconfigured, and retrying will not help. Error
-text names the receiver by its redacted URL and never holds a secret.
+wherever a redirect points) is judged by the channel kind's rule (``RULES``): either it refuses
+this one message, or it says the channel is dead and every later message would fail the same
+way. What this module knows without the kind is the same for all of them: a URL the network layer
+cannot use, or a channel that cannot be built for, is dead until its config changes. Error text
+names the receiver by its redacted URL and never holds a secret.
 """
 
 from __future__ import annotations
@@ -12,9 +15,9 @@ from datetime import datetime
 
 import httpx
 
-from monitor.alerts.channels import REGISTRY
+from monitor.alerts.channels import REGISTRY, RULES, Rule
 from monitor.alerts.channels import apprise as apprise_channel
-from monitor.alerts.channels.model import AlertMessage, Outgoing, SendOutcome
+from monitor.alerts.channels.model import AlertMessage, Answer, Outgoing, SendOutcome, by_status
 from monitor.alerts.channels.redact import redact_url, scrub, url_secrets
 from monitor.config.models import ChannelConfig
 from monitor.errors import ConfigError
@@ -22,15 +25,19 @@ from monitor.errors import ConfigError
 __all__ = ["DEFAULT_TIMEOUT_S", "classify", "redact_url", "send", "send_message"]
 
 DEFAULT_TIMEOUT_S = 10.0
-RETRY_STATUSES = frozenset({408, 425, 429})
 SNIPPET_BYTES = 1024  # of an error answer, to say why ("invalid_payload", "Unknown Webhook")
 SNIPPET_CHARS = 200
-# We built a request the network layer refuses: sending it again fails the same way.
-PERMANENT_ERRORS = (httpx.UnsupportedProtocol, httpx.LocalProtocolError, httpx.InvalidURL)
+# The channel's URL is one the network layer cannot use: every message to it fails the same way.
+DEAD_URL_ERRORS = (httpx.UnsupportedProtocol, httpx.InvalidURL)
+# We built a request the network layer refuses (a header, say): this message fails, not the rest.
+PERMANENT_ERRORS = (httpx.LocalProtocolError,)
 
 
-def send(client: httpx.Client, outgoing: Outgoing, timeout: float) -> SendOutcome:
-    """Send ``outgoing`` with ``client`` within ``timeout`` seconds (connect, write, each read).
+def send(
+    client: httpx.Client, outgoing: Outgoing, timeout: float, rule: Rule = by_status
+) -> SendOutcome:
+    """Send ``outgoing`` with ``client`` within ``timeout`` seconds (connect, write, each read);
+    an answer that is not a 2xx is judged by ``rule`` (the channel kind's).
 
     Never raises for what the receiver or the network does. Redirects are not followed.
     """
@@ -45,22 +52,33 @@ def send(client: httpx.Client, outgoing: Outgoing, timeout: float) -> SendOutcom
             timeout=timeout,
             follow_redirects=False,
         ) as reply:
-            return _outcome(reply, where, secrets)
+            return _outcome(reply, where, secrets, rule)
     except httpx.TimeoutException as exc:
         return SendOutcome.retry_later(None, f"{where}: timed out ({type(exc).__name__})")
+    except DEAD_URL_ERRORS as exc:
+        return SendOutcome.channel_dead(None, scrub(f"{where}: {_describe(exc)}", secrets))
     except PERMANENT_ERRORS as exc:
         return SendOutcome.permanent(None, scrub(f"{where}: {_describe(exc)}", secrets))
     except httpx.TransportError as exc:
         return SendOutcome.retry_later(None, scrub(f"{where}: {_describe(exc)}", secrets))
 
 
-def classify(status_code: int, error: str, retry_after_s: float | None = None) -> SendOutcome:
-    """The outcome of an answer with ``status_code``; ``error`` is kept unless delivered."""
+def classify(
+    status_code: int,
+    error: str,
+    retry_after_s: float | None = None,
+    *,
+    body: str = "",
+    rule: Rule = by_status,
+) -> SendOutcome:
+    """The outcome of an answer with ``status_code`` and ``body`` (its start, on one line) as
+    ``rule`` judges it; ``error`` is kept unless delivered. Transient statuses are retried
+    whatever the rule says, so no rule can disable a channel for a receiver's bad moment."""
     if 200 <= status_code < 300:
         return SendOutcome.ok(status_code)
-    if status_code in RETRY_STATUSES or status_code >= 500:
-        return SendOutcome.retry_later(status_code, error, retry_after_s)
-    return SendOutcome.permanent(status_code, error)
+    answer = Answer(status_code, body)
+    verdict = "retry" if answer.transient else rule(answer)
+    return SendOutcome.judged(verdict, status_code, error, retry_after_s)
 
 
 def send_message(
@@ -72,27 +90,30 @@ def send_message(
     timeout: float = DEFAULT_TIMEOUT_S,
 ) -> SendOutcome:
     """Build ``message`` for ``channel`` with idempotency key ``key`` at ``now``, and send it
-    (through apprise for an apprise channel). A channel that cannot be built for (a pagerduty
-    channel without a routing key) is a permanent failure, not an exception."""
+    (through apprise for an apprise channel), judging the answer by the kind's rule. A channel
+    that cannot be built for (a pagerduty channel without a routing key) is a dead channel, not
+    an exception: no message to it can be sent until its config changes."""
     if channel.kind == "apprise":
         return apprise_channel.send(channel, message)
     builder = REGISTRY.get(channel.kind)
     if builder is None:
-        return SendOutcome.permanent(None, f"channel {channel.name!r}: no sender for its kind")
+        return SendOutcome.channel_dead(None, f"channel {channel.name!r}: no sender for its kind")
     try:
         outgoing = builder(message, channel, key, now)
     except ConfigError as exc:
-        return SendOutcome.permanent(None, str(exc))
-    return send(client, outgoing, timeout)
+        return SendOutcome.channel_dead(None, str(exc))
+    return send(client, outgoing, timeout, RULES.get(channel.kind, by_status))
 
 
-def _outcome(reply: httpx.Response, where: str, secrets: tuple[str, ...]) -> SendOutcome:
+def _outcome(
+    reply: httpx.Response, where: str, secrets: tuple[str, ...], rule: Rule
+) -> SendOutcome:
     code = reply.status_code
     if 200 <= code < 300:
         return SendOutcome.ok(code)  # the body is not read: nothing in it changes the outcome
     snippet = _snippet(reply)
     error = scrub(f"HTTP {code} from {where}" + (f": {snippet}" if snippet else ""), secrets)
-    return classify(code, error, _retry_after(reply))
+    return classify(code, error, _retry_after(reply), body=snippet, rule=rule)
 
 
 def _snippet(reply: httpx.Response) -> str:

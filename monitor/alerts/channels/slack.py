@@ -7,10 +7,14 @@ summary (mrkdwn, ≤ 3000) and a link to slamon; a ``section`` of label ``fields
 ≤ 2000); a ``context`` line with severity, times (``<!date>``, shown in the reader's time zone)
 and the fingerprint. Text is escaped (``&``, ``<``, ``>``) so an alert cannot inject mentions or
 links. The channel's ``secret`` is not used.
+
+Slack answers an error with a plain-text code in the body (api.slack.com/messaging/webhooks,
+"Handling errors"); :func:`verdict` reads it.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -25,7 +29,7 @@ from monitor.alerts.channels._format import (
     truncate,
     utf16_len,
 )
-from monitor.alerts.channels.model import AlertMessage, Outgoing
+from monitor.alerts.channels.model import AlertMessage, Answer, Outgoing, Verdict, by_status
 from monitor.config.models import ChannelConfig
 
 HEADER_LIMIT = 150
@@ -34,12 +38,55 @@ FIELD_LIMIT = 2000
 MAX_FIELDS = 10
 MAX_LINK = 1000
 
+# The webhook, its channel or its workspace is gone, or posting was forbidden by an admin: every
+# later message gets the same answer. invalid_payload, too_many_attachments and the like reject
+# one message only.
+DEAD_ERRORS = frozenset(
+    {
+        "invalid_token",  # the app was removed or the installing user deactivated
+        "channel_not_found",
+        "channel_is_archived",
+        "no_service",  # the webhook was revoked
+        "no_service_id",  # the URL is malformed
+        "no_team",
+        "team_disabled",
+        "action_prohibited",  # an admin restricted posting to the channel
+        "posting_to_general_channel_denied",
+        "no_active_hooks",
+    }
+)
+DEAD_STATUSES = frozenset({404, 410})  # the webhook URL itself is unknown or gone
+
 
 def build(
     message: AlertMessage, channel: ChannelConfig, idempotency_key: str, now: datetime
 ) -> Outgoing:
     body = json_body(payload(message))
     return Outgoing("POST", channel.url, json_headers(idempotency_key), body)
+
+
+def verdict(answer: Answer) -> Verdict:
+    """Dead on a 404/410 or one of ``DEAD_ERRORS``; otherwise the generic rule (5xx and 429
+    retried first: Slack's ``rollup_error`` is a 500)."""
+    if answer.transient:
+        return "retry"
+    if answer.status_code in DEAD_STATUSES or error_code(answer.body) in DEAD_ERRORS:
+        return "dead"
+    return by_status(answer)
+
+
+def error_code(body: str) -> str:
+    """The error code of a Slack answer: the body itself (incoming webhooks), or the ``error``
+    field of ``{"ok": false, "error": …}`` (Web API style answers)."""
+    text = body.strip()
+    if text.startswith("{"):
+        try:
+            document = json.loads(text)
+        except ValueError:
+            return ""
+        error = document.get("error") if isinstance(document, dict) else None
+        return error if isinstance(error, str) else ""
+    return text
 
 
 def payload(message: AlertMessage) -> dict[str, Any]:

@@ -7,6 +7,10 @@ Workflows "When a Teams webhook request is received" URL: ``{"type": "message", 
 ``accent``; ``good`` once resolved), the summary, a FactSet of labels and times, and an "Open in
 slamon" button when the message links to slamon. Teams caps a message at about 28 KB, so text is
 bounded. The channel's ``secret`` is not used.
+
+A connector that was removed, or a Workflow that was deleted, answers 404 or 410: the channel is
+dead (:func:`verdict`). Any other 4xx (a card Teams refuses, 413 for an oversized one) fails that
+message only.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from monitor.alerts.channels._format import (
     title,
     truncate,
 )
-from monitor.alerts.channels.model import AlertMessage, Outgoing
+from monitor.alerts.channels.model import AlertMessage, Answer, Outgoing, Verdict, by_status
 from monitor.config.models import ChannelConfig
 
 CARD_CONTENT_TYPE = "application/vnd.microsoft.card.adaptive"
@@ -34,6 +38,7 @@ TITLE_LIMIT = 200
 SUMMARY_LIMIT = 4000
 FACT_LIMIT = 500
 MAX_FACTS = 20
+DEAD_STATUSES = frozenset({404, 410})
 
 
 def build(
@@ -41,6 +46,13 @@ def build(
 ) -> Outgoing:
     body = json_body(payload(message))
     return Outgoing("POST", channel.url, json_headers(idempotency_key), body)
+
+
+def verdict(answer: Answer) -> Verdict:
+    """Dead on a 404/410, else the generic rule."""
+    if not answer.transient and answer.status_code in DEAD_STATUSES:
+        return "dead"
+    return by_status(answer)
 
 
 def payload(message: AlertMessage) -> dict[str, Any]:

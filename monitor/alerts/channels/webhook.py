@@ -21,6 +21,10 @@ A receiver verifies with the standard library alone::
         return hmac.compare_digest(expected.encode(), fields.get("v1", "").encode())
 
 Verify the raw body before parsing it, and drop repeated ``Idempotency-Key`` values.
+
+A receiver that answers 401 or 403 refuses our credentials (a rotated secret), and one that
+answers 404 or 410 is not there any more: the channel is dead (:func:`verdict`). A 400 or 422
+rejects that one delivery.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from datetime import datetime
 from typing import Any
 
 from monitor.alerts.channels._format import iso, iso_or_none, json_body, json_headers
-from monitor.alerts.channels.model import AlertMessage, Outgoing
+from monitor.alerts.channels.model import AlertMessage, Answer, Outgoing, Verdict, by_status
 from monitor.config.models import ChannelConfig
 
 PAYLOAD_VERSION = 1
@@ -40,6 +44,14 @@ SIGNATURE_HEADER = "X-Slamon-Signature"
 DEFAULT_TOLERANCE_S = 300
 MAX_SIGNATURE_HEADER = 4096  # several v1= values during a secret rotation fit easily
 MAX_STAMP_DIGITS = 12  # unix seconds until the year 33658
+DEAD_STATUSES = frozenset({401, 403, 404, 410})
+
+
+def verdict(answer: Answer) -> Verdict:
+    """Dead on 401/403/404/410, else the generic rule."""
+    if not answer.transient and answer.status_code in DEAD_STATUSES:
+        return "dead"
+    return by_status(answer)
 
 
 def payload(message: AlertMessage, now: datetime) -> dict[str, Any]:

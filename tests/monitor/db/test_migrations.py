@@ -54,3 +54,54 @@ def test_raw_results_are_time_indexed_by_brin_on_postgresql(postgresql_engine: E
         )
     assert definition is not None
     assert "USING brin" in definition
+
+
+CHANNEL_STATE_COLUMNS = {"disabled_at", "last_error", "config_digest"}
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def test_0007_gives_existing_channels_the_disabled_columns_and_keeps_them_enabled(
+    kind: str, tmp_path: object
+) -> None:
+    from datetime import UTC, datetime
+
+    from sqlalchemy import text
+
+    from alembic import command
+
+    engine = _fresh(kind, tmp_path)
+    try:
+        upgrade(engine, "0006")
+        with engine.begin() as connection:
+            connection.execute(
+                text(
+                    "INSERT INTO channels (name, kind, enabled, created_at) "
+                    "VALUES ('ops', 'webhook', :enabled, :at)"
+                ),
+                {"enabled": True, "at": datetime(2026, 12, 1, tzinfo=UTC)},
+            )
+        assert not CHANNEL_STATE_COLUMNS & _columns(engine, "channels").keys()
+
+        upgrade(engine, "0007")
+
+        columns = _columns(engine, "channels")
+        assert {name: columns[name]["nullable"] for name in CHANNEL_STATE_COLUMNS} == dict.fromkeys(
+            CHANNEL_STATE_COLUMNS, True
+        )
+        with engine.connect() as connection:
+            row = connection.execute(
+                text("SELECT name, enabled, disabled_at, last_error, config_digest FROM channels")
+            ).one()
+        assert (row[0], bool(row[1]), *row[2:]) == ("ops", True, None, None, None)
+
+        with engine.begin() as connection:
+            command.downgrade(alembic_config(connection), "0006")
+        assert not CHANNEL_STATE_COLUMNS & _columns(engine, "channels").keys()
+        with engine.connect() as connection:
+            assert connection.execute(text("SELECT name FROM channels")).scalars().all() == ["ops"]
+    finally:
+        engine.dispose()
+
+
+def _columns(engine: Engine, table: str) -> dict[str, dict[str, object]]:
+    return {str(c["name"]): dict(c) for c in inspect(engine).get_columns(table)}
