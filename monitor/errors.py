@@ -1,10 +1,12 @@
 """slamon's error hierarchy.
 
 Transient errors may heal by themselves; permanent ones will not (retrying a document we cannot
-read gives the same answer). Neither is retried by Celery: a failed feed poll is recorded on the
-feed (``feed_failing`` alerts once it keeps failing) and the next scheduled poll is the retry;
-deliveries are retried from the outbox with backoff (monitor/alerts/delivery.py), by outcome,
-not by exception::
+read gives the same answer). A feed poll that fails transiently is retried by its task
+(``slamon.feeds.poll``: three times, with exponential backoff), then the next scheduled poll is
+the retry; a permanent failure waits for the next scheduled poll. Either is recorded on the feed
+(a ``feed failing`` console line, and a ``feed_stale`` alert once the feed has not been read for
+too long). Deliveries are retried from the outbox with backoff (monitor/alerts/delivery.py), by
+the receiver's answer, not by exception::
 
     SlamonError
     ├── ConfigError              bad settings or YAML config; the message names the path

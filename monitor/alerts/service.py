@@ -9,7 +9,6 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from monitor.alerts.budget import breach_signal, burn_signal, burn_windows
 from monitor.alerts.engine import Applied, apply
 from monitor.alerts.rules import (
     Signal,
@@ -21,6 +20,7 @@ from monitor.alerts.rules import (
     from_vantage,
     target_labels,
 )
+from monitor.alerts.sla_rules import breach_signal, burn_signal, burn_windows
 from monitor.config.models import Config
 from monitor.db.base import utcnow
 from monitor.db.models import (

@@ -52,7 +52,7 @@ def list_feeds(as_json: bool) -> None:
 def parse(kind: str, provider: str | None, as_json: bool, file: Path) -> None:
     """Print the normalized incidents in FILE (a saved feed document; - reads stdin)."""
     from monitor.errors import SlamonError
-    from monitor.feeds.registry import feed_kind
+    from monitor.feeds.kinds import feed_kind
 
     parser = feed_kind(kind).parse
     try:

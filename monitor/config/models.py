@@ -15,7 +15,6 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
 
 from monitor.config.durations import parse_duration
 from monitor.probes.kinds import KINDS
@@ -99,7 +98,7 @@ def _known_kind(value: Any) -> Any:
         return value
     names = [repr(name) for name in KINDS]
     expected = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
-    raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+    raise ValueError(f"Input should be {expected}")
 
 
 def _kinds_enum(schema: dict[str, Any]) -> None:

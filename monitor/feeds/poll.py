@@ -16,7 +16,7 @@ from monitor.db.base import utcnow
 from monitor.db.models import Feed, Provider
 from monitor.errors import PermanentError, TransientError
 from monitor.feeds.fetch import MAX_FEED_BYTES, fetch
-from monitor.feeds.registry import feed_kind, is_snapshot
+from monitor.feeds.kinds import feed_kind, is_snapshot
 from monitor.feeds.store import StoreCounts, store_incidents
 
 

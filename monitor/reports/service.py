@@ -31,7 +31,7 @@ def build_monthly(session: Session, month: str, now: datetime, config: Config) -
 
 
 def render(report: MonthlyReport, fmt: str) -> Rendered:
-    from monitor.reports.render_formats import RENDERERS
+    from monitor.reports.render.formats import RENDERERS
 
     renderer = RENDERERS[fmt]
     return Rendered(report, fmt, renderer.render(report), renderer.content_type)

@@ -16,7 +16,7 @@ from monitor.config import parse_config
 from monitor.config.models import TargetConfig
 from monitor.db.engine import make_engine
 from monitor.db.models import ObservedWindow, Outage
-from monitor.feeds import rss, statuspage
+from monitor.feeds.kinds import rss, statuspage
 from monitor.reports.service import build_monthly
 from monitor.targets import upsert_target
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from monitor.config import parse_config
 from monitor.feeds.catalog import CATALOG, FeedSpec, providers_for
-from monitor.feeds.registry import REGISTRY
+from monitor.feeds.kinds import REGISTRY
 
 DESIGN_PROVIDERS = {
     "aws",

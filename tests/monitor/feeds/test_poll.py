@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import httpx
 import pytest
@@ -18,8 +17,9 @@ from monitor.config import parse_config
 from monitor.db.models import Feed, Incident, IncidentUpdate
 from monitor.feeds.poll import poll_feed
 from monitor.feeds.service import feeds_to_poll, sync_catalog
+from tests.support import FIXTURES as SHARED_FIXTURES
 
-FEEDS = Path(__file__).parents[2] / "fixtures" / "feeds"
+FEEDS = SHARED_FIXTURES / "feeds"
 GCP_URL = "https://status.cloud.google.com/incidents.json"
 AZURE_URL = "https://azure.status.microsoft/en-us/status/feed/"
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

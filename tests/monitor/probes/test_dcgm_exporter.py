@@ -1,11 +1,10 @@
-"""Tests for the dcgm-exporter reader and the GPU verdict (monitor/probes/gpu.py)."""
+"""Tests for the dcgm-exporter reader and the GPU verdict (monitor/probes/dcgm_exporter.py)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,8 +21,9 @@ from monitor.probes.dcgm_exporter import (
     assess,
     parse_dcgm,
 )
+from tests.support import FIXTURES as SHARED_FIXTURES
 
-FIXTURES = Path(__file__).parents[2] / "fixtures" / "feeds" / "dcgm"
+FIXTURES = SHARED_FIXTURES / "feeds" / "dcgm"
 DATADOG = FIXTURES / "datadog-dcgm-metrics.txt"
 L4 = FIXTURES / "cncf-kops-aws-L4.prom"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -13,14 +12,14 @@ from sqlalchemy.orm import Session, sessionmaker
 from monitor.config.models import ProbesConfig, TargetConfig
 from monitor.db.base import utcnow
 from monitor.db.models import Outage, ProbeResult, Target, TargetState
-from monitor.probes.model import ProbeResult as Result
-from monitor.probes.record import load_probe_targets, record_round
+from monitor.probes.record import load_probe_targets
 from monitor.probes.round import Prober
 from monitor.probes.schedule import Shard
 from monitor.targets import upsert_target
+from tests.support import FIXTURES as SHARED_FIXTURES
 from tests.support import FeedServer
 
-DCGM = Path(__file__).parents[2] / "fixtures" / "feeds" / "dcgm"
+DCGM = SHARED_FIXTURES / "feeds" / "dcgm"
 FAST = ProbesConfig(retry_interval=0.2)
 
 
@@ -146,30 +145,6 @@ def test_garbage_metrics_keep_the_instance_reachable_but_not_usable(
     tid = add_target(sessions, name="g", kind="dcgm", url=f"{server.url}/metrics", gpus=1)
     [result] = Prober(sessions, "test", FAST).round([tid]).results
     assert (result.ok, result.usable, result.error_kind) == (True, False, "parse")
-
-
-def test_a_single_failing_vantage_opens_no_outage_but_a_quorum_does(
-    sessions: sessionmaker[Session], server: FeedServer
-) -> None:
-    tid = add_target(sessions, name="q", kind="http", url=f"{server.url}/healthz")
-    for vantage in ("eu", "us", "ap"):
-        Prober(sessions, vantage, FAST).round([tid])
-    # vantage "ap" loses its network path: its probes fail while the others see the target up
-    now = utcnow()
-    with sessions() as session, session.begin():
-        for i in range(3):
-            failed = Result(tid, "q", now + timedelta(seconds=i), False, error_kind="connect")
-            record_round(session, "ap", [failed], now=now + timedelta(seconds=i))
-    assert outages(sessions, tid) == []
-    with sessions() as session:
-        ap = session.get_one(TargetState, (tid, "ap", "reachable"))
-        overall = session.get_one(TargetState, (tid, "*", "reachable"))
-    assert (ap.state, overall.state) == ("down", "up")
-
-    server.routes["/healthz"] = (503, b"")
-    Prober(sessions, "eu", FAST).round([tid])
-    [outage] = outages(sessions, tid)
-    assert outage.detail["vantages"] == ["ap", "eu"]
 
 
 def test_a_retired_target_in_a_queued_shard_is_skipped(

@@ -1,0 +1,81 @@
+"""Recording a round (monitor/probes/record.py): raw results, streaks and observed windows,
+written in the caller's transaction, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from monitor.config.models import TargetConfig
+from monitor.db.models import ObservedWindow, TargetState
+from monitor.db.models import ProbeResult as ResultRow
+from monitor.probes.model import ProbeResult
+from monitor.probes.record import load_probe_targets, record_round
+from monitor.targets import upsert_target
+
+T0 = datetime(2026, 11, 30, 23, 59, 50, tzinfo=UTC)  # rounds cross a month boundary
+
+
+def target(session: Session, name: str = "gpu-a", interval: float = 10) -> int:
+    cfg = TargetConfig.model_validate(
+        {"name": name, "kind": "http", "url": "http://10.0.0.1/", "interval": interval}
+    )
+    row = upsert_target(session, cfg, "config")
+    session.flush()
+    return row.id
+
+
+def result(tid: int, at: datetime, ok: bool | None) -> ProbeResult:
+    return ProbeResult(tid, "gpu-a", at, ok, error_kind=None if ok else "connect")
+
+
+def windows(session: Session, tid: int) -> list[tuple[datetime, datetime]]:
+    query = select(ObservedWindow.start, ObservedWindow.end).where(ObservedWindow.target_id == tid)
+    return [(s.astimezone(UTC), e.astimezone(UTC)) for s, e in session.execute(query)]
+
+
+def test_every_result_is_stored_and_known_ones_grow_one_observed_window(session: Session) -> None:
+    tid = target(session)
+    for i in range(3):
+        at = T0 + timedelta(seconds=10 * i)
+        record_round(session, "eu", [result(tid, at, True)], now=at)
+    record_round(session, "eu", [result(tid, T0 + timedelta(seconds=30), None)], now=T0)
+    stored = session.scalars(select(ResultRow.ok).where(ResultRow.target_id == tid))
+    assert list(stored) == [True, True, True, None]
+    # the unknown result vouches for nothing: the window ends one interval after the last known
+    assert windows(session, tid) == [(T0, T0 + timedelta(seconds=30))]
+
+
+def test_a_gap_longer_than_two_intervals_starts_a_new_window(session: Session) -> None:
+    tid = target(session)
+    record_round(session, "eu", [result(tid, T0, True)], now=T0)
+    later = T0 + timedelta(seconds=35)  # more than two intervals after the window's end
+    record_round(session, "eu", [result(tid, later, True)], now=later)
+    assert sorted(windows(session, tid)) == [
+        (T0, T0 + timedelta(seconds=10)),
+        (later, later + timedelta(seconds=10)),
+    ]
+
+
+def test_an_unknown_result_moves_no_streak(session: Session) -> None:
+    tid = target(session)
+    record_round(session, "eu", [result(tid, T0, False)], now=T0)
+    outcome = record_round(session, "eu", [result(tid, T0 + timedelta(seconds=10), None)], now=T0)
+    state = session.get_one(TargetState, (tid, "eu", "reachable"))
+    assert (state.consecutive_failures, state.consecutive_successes) == (1, 0)
+    assert outcome.unconfirmed == frozenset()
+
+
+def test_a_failure_short_of_confirmation_asks_for_a_quick_reprobe(session: Session) -> None:
+    tid = target(session)
+    outcome = record_round(session, "eu", [result(tid, T0, False)], now=T0)
+    assert outcome.unconfirmed == {tid}
+    assert outcome.transitions == ()
+
+
+def test_targets_are_loaded_with_their_kinds_settings(session: Session) -> None:
+    tid = target(session)
+    [loaded] = load_probe_targets(session, [tid], "eu")
+    assert (loaded.kind, loaded.url, loaded.gpu_baseline) == ("http", "http://10.0.0.1/", None)

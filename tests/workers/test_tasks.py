@@ -1,0 +1,82 @@
+"""The Celery tasks (workers/tasks.py) run in this process, eagerly, on a real SQLite database
+and a real local target: what a worker does each tick, without a broker in between."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from monitor.db.engine import make_engine
+from monitor.db.migrate import upgrade
+from monitor.db.models import Alert, Target, TargetState
+from monitor.db.models import ProbeResult as ResultRow
+from tests.support import FeedServer
+from workers import runtime as runtime_module
+from workers import tasks
+from workers.app import app
+
+
+@pytest.fixture
+def worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: FeedServer) -> Iterator[Path]:
+    """A worker's environment: config and database files, tasks run eagerly in this process."""
+    database = tmp_path / "slamon.db"
+    config = tmp_path / "slamon.yaml"
+    config.write_text(
+        "targets:\n"
+        f"  - {{name: web, kind: http, url: '{server.url}/healthz', interval: 5,"
+        " confirmations: 1}\n"
+        "  - {name: job, kind: heartbeat, interval: 60}\n"
+    )
+    engine = make_engine(f"sqlite:///{database}")
+    upgrade(engine)
+    engine.dispose()
+    monkeypatch.setenv("SLAMON_DATABASE_URL", f"sqlite:///{database}")
+    monkeypatch.setenv("SLAMON_CONFIG", str(config))
+    monkeypatch.setenv("SLAMON_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setattr(runtime_module, "_current", None)
+    monkeypatch.setitem(app.conf, "task_always_eager", True)
+    yield config
+    if runtime_module._current is not None:
+        runtime_module._current.engine.dispose()
+
+
+def test_sync_dispatch_and_a_shard_store_a_result_per_probed_target(
+    worker: Path, server: FeedServer
+) -> None:
+    assert tasks.sync_targets() == 2
+    assert tasks.sync_targets() == 0  # unchanged config: nothing to write
+    assert tasks.dispatch_probes() == 1  # the heartbeat target is judged, not claimed
+    rt = runtime_module.runtime()
+    with rt.sessions() as session:
+        rows = session.execute(
+            select(Target.name, ResultRow.ok).join(Target, Target.id == ResultRow.target_id)
+        ).all()
+    assert rows == [("web", True)]
+
+
+def test_a_failing_shard_confirms_the_outage_and_raises_its_alert(
+    worker: Path, server: FeedServer
+) -> None:
+    tasks.sync_targets()
+    rt = runtime_module.runtime()
+    with rt.sessions() as session:
+        web = session.scalars(select(Target.id).where(Target.name == "web")).one()
+    server.routes["/healthz"] = (503, b"down")
+    assert tasks.run_probe_shard.apply(args=([web],)).get() == 1
+    with rt.sessions() as session:
+        state = session.get_one(TargetState, (web, "*", "reachable"))
+        alerts = [(a.rule, a.state) for a in session.scalars(select(Alert))]
+    assert state.state == "down"
+    assert alerts == [("target_down", "firing")]
+
+
+def test_the_judge_task_gives_each_pushed_target_a_verdict(worker: Path) -> None:
+    tasks.sync_targets()
+    assert tasks.judge_heartbeats() == 1
+    rt = runtime_module.runtime()
+    with rt.sessions() as session:
+        states = session.scalars(select(TargetState.vantage).distinct())
+        assert set(states) == {"push"}
