@@ -81,3 +81,17 @@ def test_the_check_sees_a_missing_document_and_a_file_outside(tmp_path: Path) ->
         "STYLE_GUIDE.md is not in the repository",
         "../shared/DESIGN.md is not in the repository",
     ]
+
+
+def test_every_package_data_glob_ships_a_file() -> None:
+    """``[tool.setuptools.package-data]`` globs that match nothing ship nothing, silently."""
+    import tomllib
+
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    empty = [
+        f"{package}: {glob}"
+        for package, globs in data["package-data"].items()
+        for glob in globs
+        if not list((ROOT / package).glob(glob))
+    ]
+    assert empty == []

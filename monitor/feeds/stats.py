@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from monitor.db.models import Incident, Provider
-from monitor.sla.months import month_period
+from monitor.sla.months import month_bounds
 from monitor.sla.response import (
     Lifecycle,
     Summary,
@@ -41,12 +40,6 @@ class ResponseStats:
             "ttr_median_s": self.ttr.median_s,
             "ttr_p90_s": self.ttr.p90_s,
         }
-
-
-def month_bounds(month: str) -> tuple[datetime, datetime]:
-    """``YYYY-MM`` -> [first instant, first instant of the next month), UTC."""
-    period = month_period(month)
-    return period.start, period.end
 
 
 def response_stats(
