@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import signal
 import socket
@@ -27,6 +28,10 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 QUEUES = "default,feeds,probes,deliveries"
 STOP_GRACE_S = 20.0
+# One probe process keeps about 1,500 probes a second on one core (bench/probe_throughput.py);
+# sized with headroom for confirmation re-probes and the round's database work.
+PROBES_PER_PROCESS = 1_200
+LOAD_PREFIX = "probe-load "  # the preflight child's one line for the supervisor
 THREADS_CONCURRENCY = 16  # a threads-pool worker's default: most of its threads wait
 PROCESS_NAME = "SLAMON_PROCESS_NAME"  # what `slamon run` calls a child (workers/console.py)
 LOG_LEVEL = click.option(
@@ -197,26 +202,28 @@ def api(host: str, port: int, log_level: str) -> None:
 @click.option(
     "--probe-processes",
     type=click.IntRange(1, 64),
-    default=1,
-    show_default=True,
-    help="Processes that take probe shards: one probes about 1,500 targets a second (one "
-    "core); give more on more cores for more.",
+    default=None,
+    help="Processes that take probe shards [default: as many as the configured probes per "
+    f"second need, {PROBES_PER_PROCESS:,} a second each, at most one per core].",
 )
 @LOG_LEVEL
-def run(host: str, port: int, vantage: str | None, probe_processes: int, log_level: str) -> None:
+def run(
+    host: str, port: int, vantage: str | None, probe_processes: int | None, log_level: str
+) -> None:
     """Worker with embedded beat and the API, together (the embedded default).
 
     Migrates the schema first. A child that dies is started again (after 2 s, then longer
     while it keeps dying; one that dies at once on every start stops the service, naming it);
     Ctrl-C or SIGTERM stops every child and waits for them.
-    """
-    from monitor.settings import Settings
 
+    This process only supervises: the checks, the migration and reading the config run in a
+    one-shot child (``slamon preflight``), so the application is never loaded here.
+    """
     events.configure_console(log_level)
-    settings = Settings()
-    preflight(settings, migrate=True)
-    _check_port(host, port)
     me = [sys.executable, "-m", "monitor.cli"]
+    load = _preflight_in_child([*me, "preflight", "--migrate", f"--log-level={log_level}"])
+    probe_processes = probe_processes or probe_processes_for(load, os.cpu_count() or 1)
+    _check_port(host, port)
     a_worker = [*me, "worker", f"--log-level={log_level}"]
     # Feeds get their own worker: a provider that hangs must not delay a probe round or an alert.
     main = [*a_worker, "--beat", "--pool=threads", "--concurrency=8", "--queues=default,deliveries"]
@@ -238,6 +245,51 @@ def run(host: str, port: int, vantage: str | None, probe_processes: int, log_lev
     click.echo(f"slamon running: API on http://{host}:{port}/ (Ctrl-C stops)", err=True)
     code = supervise(children)
     sys.exit(code)
+
+
+@click.command("preflight", hidden=True)
+@click.option("--migrate", "do_migrate", is_flag=True, help="Upgrade the schema first.")
+@LOG_LEVEL
+def preflight_command(do_migrate: bool, log_level: str) -> None:
+    """What `slamon run` checks before it starts its children, in a process of its own: print
+    the configured probe load (probes a second) on stdout for the supervisor to size by."""
+    from monitor.config import load_config
+    from monitor.settings import Settings
+
+    events.configure_console(log_level)
+    settings = Settings()
+    preflight(settings, migrate=do_migrate)
+    config = load_config(settings.config, missing_ok=True)
+    click.echo(f"{LOAD_PREFIX}{configured_probe_rate(config):.3f}")
+
+
+def configured_probe_rate(config: Config) -> float:
+    """Probes a second the config asks for: one per interval per probed target (the API's
+    targets come on top; the supervisor sizes for the config's)."""
+    from monitor.probes.kinds import probed
+
+    kinds = set(probed())
+    return sum(1.0 / t.interval for t in config.targets if t.kind in kinds)
+
+
+def probe_processes_for(probes_per_second: float, cores: int) -> int:
+    """Probe processes for a load: one until one core cannot keep the schedule, then one per
+    ``PROBES_PER_PROCESS``, never more than the cores (a second process on the same core only
+    adds its memory)."""
+    wanted = max(1, math.ceil(probes_per_second / PROBES_PER_PROCESS))
+    return max(1, min(wanted, cores))
+
+
+def _preflight_in_child(argv: list[str]) -> float:
+    """Run the preflight child; its failure (already explained on stderr) stops us with its
+    exit code. The configured probe load it printed."""
+    done = subprocess.run(argv, stdout=subprocess.PIPE, check=False)  # noqa: S603
+    if done.returncode != 0:
+        sys.exit(done.returncode)
+    for line in done.stdout.decode(errors="replace").splitlines():
+        if line.startswith(LOAD_PREFIX):
+            return float(line.removeprefix(LOAD_PREFIX))
+    return 0.0
 
 
 def _check_port(host: str, port: int) -> None:
@@ -385,4 +437,4 @@ def _stop(children: list[subprocess.Popen[bytes]]) -> None:
             child.wait()
 
 
-COMMANDS = (migrate, run, worker, beat, api)
+COMMANDS = (migrate, run, worker, beat, api, preflight_command)

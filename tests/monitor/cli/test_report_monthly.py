@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from tests.monitor.reports.test_assemble import FLEET
 
+from tests.monitor.reports.test_assemble import FLEET
 from tests.support import PG_TEST_DB, recreate_pg_database, slamon_command, unavailable
 
 MONTH = "2025-03"  # long before the targets are registered (when the test runs)

@@ -101,6 +101,8 @@ def test_run_ticks_into_sqlite_serves_healthz_and_stops_cleanly_on_ctrl_c(
         assert any("--beat" in c for c in commands)  # the main worker (and its beat)
         assert sum(c.endswith("--queues=probes") for c in commands) == 2  # --probe-processes=2
         assert any(" api " in c for c in commands)
+        # the supervisor itself never loads the application (its preflight ran in a child)
+        assert application_libraries(run.pid) == []
     finally:
         run.send_signal(signal.SIGINT)
         output = run.communicate(timeout=60)[0].decode()
@@ -109,6 +111,14 @@ def test_run_ticks_into_sqlite_serves_healthz_and_stops_cleanly_on_ctrl_c(
     assert "slamon stopped" in output
     assert "Traceback" not in output
     assert [pid for pid in family if alive(pid)] == []
+
+
+def application_libraries(pid: int) -> list[str]:
+    """The compiled libraries of the application's stack mapped into process ``pid``
+    (SQLAlchemy, pydantic, psycopg, uvloop, httptools): a process that imported them has them."""
+    marks = ("sqlalchemy", "pydantic_core", "psycopg", "uvloop", "httptools", "_yaml")
+    maps = Path(f"/proc/{pid}/maps").read_text()
+    return sorted({m for m in marks if m in maps})
 
 
 def probe_workers(pid: int) -> list[int]:
