@@ -291,5 +291,8 @@ def _on_published(**_: Any) -> None:
 
 
 def _on_beat_init(**_: Any) -> None:
-    """An embedded beat is a process of its own, forked from its worker: its lines say so."""
+    """A beat forked from its worker (``worker --beat`` in Celery's way) is a process of its
+    own: its lines say so. A beat in a thread of the worker (``workers.embedded``) is not."""
+    if threading.current_thread() is not threading.main_thread():
+        return
     episodes.where = f"{episodes.where} beat" if episodes.where else "beat"

@@ -33,6 +33,9 @@ STOP_GRACE_S = 20.0
 PROBES_PER_PROCESS = 1_200
 LOAD_PREFIX = "probe-load "  # the preflight child's one line for the supervisor
 THREADS_CONCURRENCY = 16  # a threads-pool worker's default: most of its threads wait
+# `slamon run`'s main process: feed polls (each bounded by its timeout) must leave threads for
+# the dispatch, the alert evaluation and the deliveries
+MAIN_THREADS = 24
 PROCESS_NAME = "SLAMON_PROCESS_NAME"  # what `slamon run` calls a child (workers/console.py)
 LOG_LEVEL = click.option(
     "--log-level",
@@ -114,7 +117,15 @@ def migrate() -> None:
     help="threads: probe shards wait for their slots on the probe loop, so a thread is cheap; "
     "prefork: one process per slot (for CPU-heavy work such as rendering reports).",
 )
-@click.option("--beat", "embed_beat", is_flag=True, help="Run the beat scheduler inside.")
+@click.option(
+    "--beat", "embed_beat", is_flag=True, help="Run the beat scheduler inside (in a thread)."
+)
+@click.option(
+    "--api",
+    "api_address",
+    metavar="HOST:PORT",
+    help="Serve the API, /metrics and the status page from this process too (in a thread).",
+)
 @click.option("--queues", default=QUEUES, show_default=True)
 @LOG_LEVEL
 def worker(
@@ -122,12 +133,13 @@ def worker(
     concurrency: int | None,
     pool: str,
     embed_beat: bool,
+    api_address: str | None,
     queues: str,
     log_level: str,
 ) -> None:
     """A Celery worker that polls feeds, probes targets and delivers alerts."""
     from monitor.settings import Settings
-    from workers import console
+    from workers import console, embedded
 
     if vantage:
         os.environ["SLAMON_VANTAGE"] = vantage
@@ -143,10 +155,23 @@ def worker(
     argv += [f"--hostname=slamon-{settings.vantage}-{os.getpid()}@%h"]
     if concurrency or pool == "threads":
         argv.append(f"--concurrency={concurrency or THREADS_CONCURRENCY}")
+    services: list[embedded.Service] = []
     if embed_beat:
-        argv += ["--beat", f"--schedule={settings.state_dir / 'beat-schedule'}"]
+        services.append(embedded.EmbeddedBeat(app, settings.state_dir / "beat-schedule"))
         kick_off(app)
+    if api_address:
+        host, port = _address(api_address)
+        chatty = events.level_number(log_level) <= logging.INFO
+        services.append(embedded.EmbeddedApi(settings, host, port, log_level, access_log=chatty))
+    embedded.run_beside(services)
     app.worker_main(argv)
+
+
+def _address(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    if not host or not port.isdigit():
+        raise click.BadParameter(f"expected HOST:PORT, got {value!r}", param_hint="--api")
+    return host.strip("[]"), int(port)
 
 
 @click.command()
@@ -203,8 +228,9 @@ def api(host: str, port: int, log_level: str) -> None:
     "--probe-processes",
     type=click.IntRange(1, 64),
     default=None,
-    help="Processes that take probe shards [default: as many as the configured probes per "
-    f"second need, {PROBES_PER_PROCESS:,} a second each, at most one per core].",
+    help="Processes of their own that take probe shards [default: none while one core keeps "
+    f"the configured schedule (the main process probes), else one per {PROBES_PER_PROCESS:,} "
+    "probes a second, at most one per core].",
 )
 @LOG_LEVEL
 def run(
@@ -222,24 +248,24 @@ def run(
     events.configure_console(log_level)
     me = [sys.executable, "-m", "monitor.cli"]
     load = _preflight_in_child([*me, "preflight", "--migrate", f"--log-level={log_level}"])
-    probe_processes = probe_processes or probe_processes_for(load, os.cpu_count() or 1)
     _check_port(host, port)
-    a_worker = [*me, "worker", f"--log-level={log_level}"]
-    # Feeds get their own worker: a provider that hangs must not delay a probe round or an alert.
-    main = [*a_worker, "--beat", "--pool=threads", "--concurrency=8", "--queues=default,deliveries"]
-    feeds = [*a_worker, "--pool=threads", "--concurrency=4", "--queues=feeds"]
-    # Probes get processes of their own: one probes as fast as one core allows (the GIL), and
-    # the dispatch that claims every slot must not queue behind probe rounds. Their threads
-    # mostly wait for slots on the probe loop, so there are more of them than cores.
-    probes = [*a_worker, "--pool=threads", "--queues=probes"]
-    workers = {"main": main, "feeds": feeds}
-    workers.update({f"probes-{n}": list(probes) for n in range(1, probe_processes + 1)})
+    a_worker = [*me, "worker", f"--log-level={log_level}", "--pool=threads"]
+    # One process runs beat, the API and the light queues (feeds, alerts, deliveries), each
+    # in threads: they mostly wait, and every extra process would load the application again.
+    # Probes join it while one core keeps their schedule; past that they get processes of
+    # their own (one probes about as fast as one core allows, the GIL), and the main process
+    # keeps the dispatch that claims every slot clear of probe rounds.
+    dedicated = probe_processes or dedicated_probe_processes(load, os.cpu_count() or 1)
+    light = "default,deliveries,feeds" + ("" if dedicated else ",probes")
+    main = [*a_worker, "--beat", f"--api={host}:{port}", f"--queues={light}"]
+    main.append(f"--concurrency={MAIN_THREADS}")
+    workers = {"main": main}
+    probes = [*a_worker, "--queues=probes"]
+    workers.update({f"probes-{n}": list(probes) for n in range(1, dedicated + 1)})
     if vantage:
         for argv in workers.values():
             argv.append(f"--vantage={vantage}")
     children = [Child(f"worker {name}", argv) for name, argv in workers.items()]
-    api_argv = [*me, "api", f"--host={host}", f"--port={port}", f"--log-level={log_level}"]
-    children.append(Child("api", api_argv))
     for child in children:
         child.start()
     click.echo(f"slamon running: API on http://{host}:{port}/ (Ctrl-C stops)", err=True)
@@ -270,6 +296,14 @@ def configured_probe_rate(config: Config) -> float:
 
     kinds = set(probed())
     return sum(1.0 / t.interval for t in config.targets if t.kind in kinds)
+
+
+def dedicated_probe_processes(probes_per_second: float, cores: int) -> int:
+    """Probe processes beside the main one: none while one core keeps the schedule (the main
+    process probes), else as many as :func:`probe_processes_for` says."""
+    if probes_per_second <= PROBES_PER_PROCESS:
+        return 0
+    return probe_processes_for(probes_per_second, cores)
 
 
 def probe_processes_for(probes_per_second: float, cores: int) -> int:

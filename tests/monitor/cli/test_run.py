@@ -98,9 +98,13 @@ def test_run_ticks_into_sqlite_serves_healthz_and_stops_cleanly_on_ctrl_c(
         assert response.json()["database"] == {"ok": True}
         family = descendants(run.pid)
         commands = [cmdline(pid) for pid in family]
-        assert any("--beat" in c for c in commands)  # the main worker (and its beat)
+        # one main process (beat and the API in its threads) and the two probe processes asked
+        # for; no forked beat, no API process of its own
+        [main] = [c for c in commands if "--beat" in c]
+        assert f"--api=127.0.0.1:{free_tcp_port}" in main
+        assert "probes" not in main.split("--queues=")[1].split()[0].split(",")
         assert sum(c.endswith("--queues=probes") for c in commands) == 2  # --probe-processes=2
-        assert any(" api " in c for c in commands)
+        assert len(commands) == 3
         # the supervisor itself never loads the application (its preflight ran in a child)
         assert application_libraries(run.pid) == []
     finally:
@@ -111,6 +115,40 @@ def test_run_ticks_into_sqlite_serves_healthz_and_stops_cleanly_on_ctrl_c(
     assert "slamon stopped" in output
     assert "Traceback" not in output
     assert [pid for pid in family if alive(pid)] == []
+
+
+def test_run_with_no_flags_is_one_process_beside_the_supervisor_at_a_light_load(
+    tmp_path: Path, free_tcp_port: int
+) -> None:
+    """Beat, the API, the light queues and the probes (one core keeps a few targets) share
+    one process; nothing else is started."""
+    target = FeedServer()
+    target.routes["/healthz"] = (200, b"ok")
+    (tmp_path / "slamon.yaml").write_text(
+        f"targets: [{{name: gpu-0, kind: http, url: '{target.url}/healthz', interval: 1}}]\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLAMON_")}
+    run = subprocess.Popen(
+        [*slamon_command(), "run", f"--port={free_tcp_port}"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        assert wait_for(lambda: count(tmp_path / "slamon.db", "SELECT count(*) FROM probe_results"))
+        assert wait_for(lambda: api_answers(free_tcp_port), timeout=60)
+        [main] = [cmdline(pid) for pid in descendants(run.pid)]
+        queues = main.split("--queues=")[1].split()[0].split(",")
+        assert sorted(queues) == ["default", "deliveries", "feeds", "probes"]
+        assert "--beat" in main
+        assert f"--api=127.0.0.1:{free_tcp_port}" in main
+    finally:
+        run.send_signal(signal.SIGINT)
+        output = run.communicate(timeout=60)[0].decode()
+        target.close()
+    assert run.returncode == 0, output
+    assert "Traceback" not in output
 
 
 def application_libraries(pid: int) -> list[str]:
@@ -126,7 +164,7 @@ def probe_workers(pid: int) -> list[int]:
 
 
 def beats(pid: int) -> list[int]:
-    """The main worker and its embedded beat (a forked process with the same command line)."""
+    """The main worker: its beat is a thread, never a forked process of the same command."""
     return [p for p in descendants(pid) if "--beat" in cmdline(p) and alive(p)]
 
 
@@ -151,12 +189,11 @@ def children_named(pid: int, marker: str) -> list[int]:
     return [p for p in descendants(pid) if marker in cmdline(p) and alive(p)]
 
 
-# Each kind of child `slamon run` starts: how to find it, and its name on the console.
+# Each kind of child `slamon run` starts (with one probe process asked for): how to find it,
+# and its name on the console. The main one runs beat, the API and the light queues.
 KINDS = [
     ("--queues=probes", "worker probes-1"),
-    ("--queues=feeds", "worker feeds"),
-    (" api ", "api"),
-    ("--beat", "worker main"),  # last: its beat is forked from it, min() finds the worker
+    ("--beat", "worker main"),
 ]
 
 
@@ -172,7 +209,7 @@ def test_run_restarts_each_kind_of_child_killed_with_sigkill_and_probes_within_1
     log = tmp_path / "console.txt"
     with log.open("wb") as out:
         run = subprocess.Popen(
-            [*slamon_command(), "run", f"--port={free_tcp_port}"],
+            [*slamon_command(), "run", f"--port={free_tcp_port}", "--probe-processes=1"],
             cwd=tmp_path,
             env=env,
             stdout=out,
@@ -195,8 +232,8 @@ def test_run_restarts_each_kind_of_child_killed_with_sigkill_and_probes_within_1
             assert resumed is not None, name
             gaps[name] = resumed - killed_at
             assert wait_for(lambda: api_answers(free_tcp_port), timeout=60), name
-        # the orphaned beat went with the killed main worker: one worker and one beat again
-        assert wait_for(lambda: len(beats(run.pid)) == 2, 60)
+        # the killed main worker's beat went with it (a thread): one main worker again
+        assert wait_for(lambda: len(beats(run.pid)) == 1, 60)
         assert run.poll() is None
         family = descendants(run.pid)
     finally:

@@ -1,0 +1,93 @@
+"""Imports follow use: each process loads what its work needs and no more. Every Python
+process of `slamon run` pays for what it imports, in memory and start-up time, so the heavy
+stacks (the API's, the PDF's, apprise's, Grafana's, the RSS reader's) load only where used.
+
+Each case imports an entry point in a fresh interpreter (and, for the worker, runs a real probe
+round with its alert hook on a SQLite database), then lists the heavy modules it loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = (
+    "celery", "sqlalchemy", "alembic", "fastapi", "starlette", "uvicorn", "jinja2", "reportlab",
+    "apprise", "grafana_client", "feedparser", "httpx", "pydantic", "yaml", "psycopg",
+)  # fmt: skip
+
+PROBE_ROUND = """
+import os, tempfile
+from pathlib import Path
+folder = Path(tempfile.mkdtemp())
+os.environ["SLAMON_DATABASE_URL"] = f"sqlite:///{folder / 'db.sqlite'}"
+from monitor.db.engine import make_engine, make_sessionmaker
+from monitor.db.migrate import upgrade
+engine = make_engine(os.environ["SLAMON_DATABASE_URL"])
+upgrade(engine)
+from workers.app import app
+import workers.tasks
+from monitor.alerts.service import alert_hook
+from monitor.config import parse_config
+from monitor.probes.round import Prober
+from monitor.targets import sync_config_targets
+from monitor.db.base import utcnow
+config = parse_config("targets: [{name: t, kind: tcp, url: 'tcp://127.0.0.1:9', interval: 5}]")
+sessions = make_sessionmaker(engine)
+with sessions() as session, session.begin():
+    sync_config_targets(session, config, utcnow())
+Prober(sessions, "test", config.probes, on_transitions=alert_hook(config)).round([1])
+"""
+
+# entry point -> what it must not load
+CASES = {
+    "the supervisor (slamon's command line)": (
+        "import monitor.cli",
+        set(HEAVY),
+    ),
+    "a probe worker, after a probe round with its alert hook": (
+        PROBE_ROUND,
+        {
+            "fastapi",
+            "starlette",
+            "uvicorn",
+            "jinja2",
+            "reportlab",
+            "apprise",
+            "grafana_client",
+            "feedparser",
+        },
+    ),
+    "the API": (
+        "from monitor.api.app import create_app",
+        {"celery", "reportlab", "apprise", "grafana_client", "feedparser", "alembic"},
+    ),
+    "the report service (CLI and beat), before a format is rendered": (
+        "import monitor.reports.service",
+        {"reportlab", "jinja2", "fastapi", "apprise", "grafana_client", "feedparser"},
+    ),
+}
+
+
+def loaded(code: str) -> set[str]:
+    probe = f"{code}\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))\n"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    modules = json.loads(done.stdout.strip().splitlines()[-1])
+    return {name.split(".")[0] for name in modules}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_process_loads_none_of_the_heavy_modules_it_does_not_use(case: str) -> None:
+    code, forbidden = CASES[case]
+    assert sorted(loaded(code) & forbidden) == []
+
+
+def test_the_check_sees_a_heavy_import() -> None:
+    assert "reportlab" in loaded("import monitor.reports.render.pdf")
