@@ -39,6 +39,7 @@ TARGETS_BASE_PORT = 28000  # 28000-30999: below the ephemeral range, clear of Ra
 WORKLOADS = ("probe", "detect", "storage", "report")
 STRESS = (3000, 1.0)  # targets, interval: "keeps schedule where the peer collapses"
 PROBES_PER_PROCESS = 1500  # what one slamon probe process keeps up with on this box
+RSS_GOAL_MIB = 150.0  # the whole `slamon run` tree at 1,000 targets every 5 s
 ON_SCHEDULE = 0.99  # share of expected probes done on time to count as keeping schedule
 
 
@@ -74,8 +75,7 @@ def probe_case(
     n: int, interval_s: float, args: argparse.Namespace, backends: list[str]
 ) -> dict[str, Any]:
     timeout = peer.probe_timeout(interval_s)
-    # one probe process takes ~1,500 probes/s (one core): above that, one per core
-    processes = 1 if n / interval_s <= PROBES_PER_PROCESS else os.cpu_count() or 1
+    processes = None  # what `slamon run` picks for the load by itself, with no flag
     case: dict[str, Any] = {}
     with TargetsServer(n) as urls:
         say(f"probe cost: peer, {n} targets every {interval_s:g} s")
@@ -194,13 +194,21 @@ def probe_rows(key: str, case: dict[str, Any]) -> list[Row]:
             )
         )
     if lite is not None:
+        rss = lite["peak_rss_mib"]["slamon"]
         rows.append(
             Row(
                 f"peak RSS MiB {key} (SQLite, slamon tree)",
-                lite["peak_rss_mib"]["slamon"],
+                rss,
                 p["peak_rss_mib"],
+                "slamon ≤ 150 MiB" if graded else "",
+                rss <= RSS_GOAL_MIB if graded else None,
             )
         )
+    for label, side in (("SQLite", lite), ("PG+Redis", pg)):
+        for process, cost in sorted((side or {}).get("cpu_ms_per_probe_by_process", {}).items()):
+            peak = side["peak_rss_mib_by_process"].get(process) if side else None
+            rows.append(Row(f"  CPU ms/probe {key} ({label}, {process})", cost, None))
+            rows.append(Row(f"  peak RSS MiB {key} ({label}, {process})", peak, None))
     return rows
 
 

@@ -62,6 +62,21 @@ def parents() -> dict[int, int]:
     return table
 
 
+def command_of(pid: int) -> str:
+    """A short name for a process: slamon's role in it (its subcommand and queues), else its
+    program; the same name for a process restarted under a new pid."""
+    try:
+        argv = (PROC / str(pid) / "cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return str(pid)
+    words = [a for a in argv if a]
+    if "monitor.cli" in words or any(w.endswith("/slamon") for w in words):
+        role = [w for w in words if w in {"run", "worker", "api", "beat", "preflight"}]
+        queues = [w.removeprefix("--queues=") for w in words if w.startswith("--queues=")]
+        return " ".join(["slamon", *role[:1], *queues])
+    return Path(words[0]).name if words else str(pid)
+
+
 def tree(root: int) -> PidSelector:
     """The root and all its descendants (children spawned in new sessions included)."""
 
@@ -120,6 +135,8 @@ class GroupReading:
     cpu_s: float
     peak_rss_mib: float
     pids_seen: int
+    cpu_s_by_process: dict[str, float] = field(default_factory=dict)  # by command line
+    peak_rss_mib_by_process: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -132,6 +149,8 @@ class Meter:
     _last: dict[str, dict[int, int]] = field(default_factory=dict)
     _peak: dict[str, int] = field(default_factory=dict)
     _peak_total: int = 0
+    _commands: dict[int, str] = field(default_factory=dict)
+    _peak_pid: dict[int, int] = field(default_factory=dict)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -157,7 +176,20 @@ class Meter:
     def _reading(self, name: str) -> GroupReading:
         base, last = self._base[name], self._last[name]
         ticks = sum(t - base.get(pid, 0) for pid, t in last.items())
-        return GroupReading(ticks / CLOCK_TICKS, self._peak[name] / 1024, len(last))
+        by_process: dict[str, float] = {}
+        rss_by_process: dict[str, float] = {}
+        for pid, t in last.items():
+            command = self._commands.get(pid, str(pid))
+            by_process[command] = by_process.get(command, 0.0) + (t - base.get(pid, 0))
+            rss = self._peak_pid.get(pid, 0) / 1024
+            rss_by_process[command] = max(rss_by_process.get(command, 0.0), rss)
+        return GroupReading(
+            ticks / CLOCK_TICKS,
+            self._peak[name] / 1024,
+            len(last),
+            {k: round(v / CLOCK_TICKS, 2) for k, v in by_process.items()},
+            {k: round(v, 1) for k, v in rss_by_process.items()},
+        )
 
     def _run(self) -> None:
         while not self._stop.wait(self.period):
@@ -172,7 +204,11 @@ class Meter:
                 if ticks is None:
                     continue
                 self._last[name][pid] = ticks
-                rss += rss_kib(pid)
+                if pid not in self._commands:
+                    self._commands[pid] = command_of(pid)
+                own = rss_kib(pid)
+                self._peak_pid[pid] = max(self._peak_pid.get(pid, 0), own)
+                rss += own
             self._peak[name] = max(self._peak[name], rss)
             total += rss
         self._peak_total = max(self._peak_total, total)

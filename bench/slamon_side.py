@@ -197,13 +197,14 @@ def probe_cost(
     warmup_s: float,
     backend: Backend,
     timeout_s: float,
-    probe_processes: int = 1,
+    probe_processes: int | None = None,
 ) -> dict[str, Any]:
     """Run slamon over ``urls`` with ``probe_processes`` probe workers (`slamon run
     --probe-processes`; one probes about 1,500 targets a second): CPU of every slamon process (and, on PostgreSQL, of the
     database backends and the shared redis-server), probes done, missed, late, peak RSS."""
     config = config_text(urls, interval_s, timeout_s)
-    run_args = ("--probe-processes", str(probe_processes))
+    # no flag by default: `slamon run` sizes its probe processes from the configured load
+    run_args = ("--probe-processes", str(probe_processes)) if probe_processes else ()
     with SlamonRun(config, backend, run_args=run_args) as run:
         engine = run.engine()
         wait_for(
@@ -241,5 +242,10 @@ def probe_cost(
         "cpu_ms_per_probe_with_servers": per_probe((cpu["slamon"] + servers) * 1000, executed, 3),
         "peak_rss_mib": {name: round(r.peak_rss_mib, 1) for name, r in readings.items()},
         "processes": readings["slamon"].pids_seen,
-        "probe_processes": probe_processes,
+        "probe_processes": probe_processes or "auto",
+        "cpu_ms_per_probe_by_process": {
+            name: per_probe(cpu_s * 1000, executed, 3)
+            for name, cpu_s in readings["slamon"].cpu_s_by_process.items()
+        },
+        "peak_rss_mib_by_process": readings["slamon"].peak_rss_mib_by_process,
     }
