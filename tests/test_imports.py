@@ -63,6 +63,15 @@ CASES = {
             "feedparser",
         },
     ),
+    "a worker's start-up checks (config, database, schema revision, broker)": (
+        "from monitor.cli.serve import preflight\n"
+        "from monitor.settings import Settings\n"
+        "import os, tempfile\n"
+        "from monitor.db.engine import make_engine\n"
+        "from monitor.db.schema import stored_revision\n"
+        'stored_revision(make_engine(f"sqlite:///{tempfile.mkdtemp()}/x.db"))\n',
+        {"alembic", "fastapi", "jinja2", "reportlab", "apprise", "grafana_client", "feedparser"},
+    ),
     "the API": (
         "from monitor.api.app import create_app",
         {"celery", "reportlab", "apprise", "grafana_client", "feedparser", "alembic"},

@@ -31,6 +31,10 @@ STOP_GRACE_S = 20.0
 # One probe process keeps about 1,500 probes a second on one core (bench/probe_throughput.py);
 # sized with headroom for confirmation re-probes and the round's database work.
 PROBES_PER_PROCESS = 1_200
+# glibc gives each thread that allocates its own malloc arena, up to 8 per core, and a
+# threads-pool worker's arenas each keep freed memory: two arenas hold a worker's RSS flat at
+# the same speed (set MALLOC_ARENA_MAX yourself to choose otherwise)
+CHILD_ENV = {"MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", "2")}
 LOAD_PREFIX = "probe-load "  # the preflight child's one line for the supervisor
 THREADS_CONCURRENCY = 16  # a threads-pool worker's default: most of its threads wait
 # `slamon run`'s main process: feed polls (each bounded by its timeout) must leave threads for
@@ -54,7 +58,7 @@ def preflight(settings: Settings, *, migrate: bool = False) -> None:
     from monitor.broker import check_broker
     from monitor.config import load_config
     from monitor.db.engine import check_database, make_engine
-    from monitor.db.migrate import current_revision, upgrade
+    from monitor.db.schema import stored_revision
     from monitor.errors import SlamonError
 
     config = load_config(settings.config, missing_ok=True)
@@ -62,8 +66,10 @@ def preflight(settings: Settings, *, migrate: bool = False) -> None:
     try:
         check_database(engine)
         if migrate:
+            from monitor.db.migrate import upgrade  # Alembic: only where the schema may change
+
             upgrade(engine)
-        elif current_revision(engine) is None:
+        elif stored_revision(engine) is None:
             raise SlamonError("the database has no slamon schema yet: run `slamon migrate` first")
         _sync_targets(engine, config)
     finally:
@@ -412,7 +418,9 @@ class Child:
 def _spawn(argv: list[str], name: str = "") -> subprocess.Popen[bytes]:
     """A child in its own session (Ctrl-C reaches only us; we stop children in order) that
     dies with us even if we are killed. ``name`` tells its console lines from its siblings'."""
-    env = {**os.environ, PROCESS_NAME: name.removeprefix("worker ")} if name else None
+    env = {**os.environ, **CHILD_ENV}
+    if name:
+        env[PROCESS_NAME] = name.removeprefix("worker ")
     return subprocess.Popen(  # noqa: S603
         argv, start_new_session=True, preexec_fn=_die_with_parent, env=env
     )
