@@ -21,10 +21,9 @@ from sqlalchemy.orm import Session
 from monitor.db.models import Target, TargetState, Vantage
 from monitor.probes.kinds import probed
 from monitor.probes.model import PUSH_VANTAGE
+from monitor.probes.quorum import QUORUM_VANTAGE
 from monitor.probes.state import DOWN, UP
 
-QUORUM = "*"
-PUSH = PUSH_VANTAGE  # heartbeats are pushed, not probed from a place: never a vantage to judge
 STALE_INTERVALS = 3  # a vantage's opinion older than this many target intervals is not current
 
 
@@ -110,13 +109,13 @@ def current_opinions(session: Session, now: datetime) -> list[Opinion]:
         .where(TargetState.series == "reachable", Target.retired_at.is_(None))
         .where(Target.kind.in_(probed()))
     ).all()
-    quorum = {r.target_id: r.state for r in rows if r.vantage == QUORUM}
+    quorum = {r.target_id: r.state for r in rows if r.vantage == QUORUM_VANTAGE}
     return [
         Opinion(
             r.vantage, r.target_id, r.state, quorum.get(r.target_id, "unknown"), r.last_probe_at
         )
         for r in rows
-        if r.vantage not in (QUORUM, PUSH)
+        if r.vantage not in (QUORUM_VANTAGE, PUSH_VANTAGE)  # pushed: not a place that probes
         and r.last_probe_at is not None
         and now - r.last_probe_at <= timedelta(seconds=r.interval_s * STALE_INTERVALS + 5)
     ]
