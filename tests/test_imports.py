@@ -100,3 +100,28 @@ def test_a_process_loads_none_of_the_heavy_modules_it_does_not_use(case: str) ->
 
 def test_the_check_sees_a_heavy_import() -> None:
     assert "reportlab" in loaded("import monitor.reports.render.pdf")
+
+
+def modules_loaded(code: str) -> set[str]:
+    probe = f"{code}\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))\n"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_slamon_run_loads_its_own_command_module_and_no_other() -> None:
+    found = modules_loaded("from monitor.cli import cli\ncli.get_command(None, 'run')")
+    commands = {name for name in found if name.startswith("monitor.cli.")}
+    assert commands == {"monitor.cli.serve"}
+    assert sorted({name.split(".")[0] for name in found} & set(HEAVY)) == []
+
+
+def test_a_worker_starts_without_celerys_command_line() -> None:
+    found = modules_loaded(
+        "import os, tempfile\n"
+        "os.environ['SLAMON_STATE_DIR'] = tempfile.mkdtemp()\n"
+        "from workers.app import start_worker, run_beat"
+    )
+    assert "celery" in {name.split(".")[0] for name in found}  # the check sees the app
+    assert sorted(n for n in found if n.startswith(("celery.bin", "prompt_toolkit"))) == []

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from celery import Celery
+from celery.concurrency import get_implementation
+from celery.utils.nodenames import default_nodename, host_format
 
 from monitor.config import load_config
 from monitor.settings import Settings, get_settings
@@ -63,6 +65,42 @@ def create_app(settings: Settings | None = None) -> Celery:
     timing.connect(app)
     console.connect(app)  # slamon's console lines; Celery's chatter below --log-level
     return app
+
+
+def start_worker(
+    app: Celery,
+    *,
+    queues: list[str],
+    pool: str,
+    concurrency: int | None,
+    hostname: str,
+    log_level: str,
+    quiet: bool,
+) -> int:
+    """Run a worker in this process until it stops; its exit code.
+
+    What `celery worker` does after parsing its options, without its command line: that
+    loads every `celery` subcommand, `celery shell`'s prompt_toolkit among them, about
+    10 MiB a worker process never uses."""
+    worker = app.Worker(
+        hostname=host_format(default_nodename(hostname)),
+        pool_cls=get_implementation(pool),
+        concurrency=concurrency,
+        queues=queues,
+        loglevel=log_level.upper(),
+        logfile=None,
+        pidfile=None,
+        statedb=None,
+        quiet=quiet,
+    )
+    worker.start()
+    return int(worker.exitcode or 0)
+
+
+def run_beat(app: Celery, *, log_level: str, quiet: bool) -> None:
+    """Run the beat scheduler in this process until it stops (as `celery beat` does, without
+    its command line; see :func:`start_worker`)."""
+    app.Beat(loglevel=log_level.upper(), quiet=quiet).run()
 
 
 app = create_app()

@@ -3,6 +3,7 @@ non-zero; tracebacks are for bugs only."""
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import click
@@ -10,9 +11,41 @@ import click
 from monitor import __version__
 from monitor.errors import ConfigError, SlamonError
 
+# Each command's module, imported only when that command runs (or for --help): `slamon run`
+# supervises for as long as the service lives and needs none of the others' imports.
+COMMANDS = {
+    "alerts": "monitor.cli.alerts_cmd:alerts",
+    "api": "monitor.cli.serve:api",
+    "beat": "monitor.cli.serve:beat",
+    "config": "monitor.cli.config_cmd:config",
+    "feeds": "monitor.cli.feeds_cmd:feeds",
+    "grafana": "monitor.cli.grafana_cmd:grafana",
+    "import": "monitor.cli.report_cmd:import_",
+    "migrate": "monitor.cli.serve:migrate",
+    "preflight": "monitor.cli.serve:preflight_command",
+    "probe": "monitor.cli.probe_cmd:probe",
+    "report": "monitor.cli.report_cmd:report",
+    "run": "monitor.cli.serve:run",
+    "secrets": "monitor.cli.secrets_cmd:secrets_group",
+    "token": "monitor.cli.token_cmd:token",
+    "worker": "monitor.cli.serve:worker",
+}
+
 
 class SlamonGroup(click.Group):
-    """A click group that turns slamon's own errors into clear messages and exit codes."""
+    """A click group that turns slamon's own errors into clear messages and exit codes, and
+    loads a command's module only when that command is asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        where = COMMANDS.get(cmd_name)
+        if where is None:
+            return None
+        module, _, attribute = where.partition(":")
+        command: click.Command = getattr(importlib.import_module(module), attribute)
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -50,37 +83,6 @@ def _database_error(exc: Exception) -> str | None:
 @click.version_option(__version__, prog_name="slamon")
 def cli() -> None:
     """slamon: SLA and provider-health monitor for rented GPUs."""
-
-
-def _register() -> None:
-    from monitor.cli import (
-        alerts_cmd,
-        config_cmd,
-        feeds_cmd,
-        grafana_cmd,
-        probe_cmd,
-        report_cmd,
-        secrets_cmd,
-        serve,
-        token_cmd,
-    )
-
-    groups = (
-        config_cmd.config,
-        feeds_cmd.feeds,
-        probe_cmd.probe,
-        token_cmd.token,
-        report_cmd.report,
-        alerts_cmd.alerts,
-        report_cmd.import_,
-        grafana_cmd.grafana,
-        secrets_cmd.secrets_group,
-    )
-    for command in (*serve.COMMANDS, *groups):
-        cli.add_command(command)
-
-
-_register()
 
 
 def main() -> None:

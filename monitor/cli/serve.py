@@ -152,15 +152,11 @@ def worker(
     console.configure(log_level)  # before Celery's own start-up lines, not after them
     settings = Settings()
     preflight(settings)
-    from workers.app import app
+    from workers.app import app, start_worker
 
-    if "probes" in queues.split(","):
-        queues = f"{queues},probes.{settings.vantage}"  # shards sent to this vantage by name
-    argv = ["--quiet"] if console.quiet(log_level) else []  # no banner
-    argv += ["worker", f"--loglevel={log_level.upper()}", f"--queues={queues}", f"--pool={pool}"]
-    argv += [f"--hostname=slamon-{settings.vantage}-{os.getpid()}@%h"]
-    if concurrency or pool == "threads":
-        argv.append(f"--concurrency={concurrency or THREADS_CONCURRENCY}")
+    names = queues.split(",")
+    if "probes" in names:
+        names.append(f"probes.{settings.vantage}")  # shards sent to this vantage by name
     services: list[embedded.Service] = []
     if embed_beat:
         services.append(embedded.EmbeddedBeat(app, settings.state_dir / "beat-schedule"))
@@ -170,7 +166,17 @@ def worker(
         chatty = events.level_number(log_level) <= logging.INFO
         services.append(embedded.EmbeddedApi(settings, host, port, log_level, access_log=chatty))
     embedded.run_beside(services)
-    app.worker_main(argv)
+    threads = concurrency or (THREADS_CONCURRENCY if pool == "threads" else None)
+    code = start_worker(
+        app,
+        queues=names,
+        pool=pool,
+        concurrency=threads,
+        hostname=f"slamon-{settings.vantage}-{os.getpid()}@%h",
+        log_level=log_level,
+        quiet=console.quiet(log_level),
+    )
+    sys.exit(code)
 
 
 def _address(value: str) -> tuple[str, int]:
@@ -190,11 +196,10 @@ def beat(log_level: str) -> None:
     console.configure(log_level)
     settings = Settings()
     preflight(settings)
-    from workers.app import app
+    from workers.app import app, run_beat
 
     kick_off(app)
-    quiet = ["--quiet"] if console.quiet(log_level) else []  # no banner
-    app.start([*quiet, "beat", f"--loglevel={log_level.upper()}"])
+    run_beat(app, log_level=log_level, quiet=console.quiet(log_level))
 
 
 @click.command()
