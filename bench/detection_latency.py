@@ -1,14 +1,17 @@
 """Detection latency, end to end: a local target flips to 503; how long until the webhook
 arrives? And the same for recovery. Same target, same interval, two confirmations, on both:
 
-- slamon: the real product (`slamon run`: worker with beat + API), 5 s probe interval,
-  ``confirmations: 2`` (quick re-probe after 1 s), its signed webhook;
+- slamon: the real product (`slamon run`), 5 s probe interval, ``confirmations: 2`` (quick
+  re-probe after 1 s), its signed webhook; recovery either confirmed by a second good probe
+  (the default) or on the first (``recovery_confirmations: 1``, the peer's rule);
 - the peer: Prometheus scraping blackbox_exporter every 5 s, rule ``probe_success == 0``
   ``for: 5s`` evaluated every 1 s, Alertmanager (group_wait 0 s, group_interval 1 s) with a
-  webhook receiver (send_resolved).
+  webhook receiver (send_resolved). An alert resolves at the first evaluation after one good
+  scrape: one recovery confirmation.
 
     .venv/bin/python bench/detection_latency.py --repetitions 5            # both
     .venv/bin/python bench/detection_latency.py --side slamon --backend postgres
+    .venv/bin/python bench/detection_latency.py --side slamon --recovery-confirmations 1
 
 Not run by CI. Prints each repetition and min/median/max.
 """
@@ -121,9 +124,11 @@ def summary(values: list[float]) -> dict[str, Any]:
     }
 
 
-def slamon_starter(interval_s: float, backend: str) -> Starter:
+def slamon_starter(interval_s: float, backend: str, recovery: int | None) -> Starter:
     def start(target: str, webhook: str) -> AbstractContextManager[Any]:
-        config = slamon_side.config_text([target], interval_s, 2.0, webhook_url=webhook)
+        config = slamon_side.config_text(
+            [target], interval_s, 2.0, webhook_url=webhook, recovery_confirmations=recovery
+        )
         database = "slamon_bench_h3_detect"
         return slamon_side.SlamonRun(config, slamon_side.Backend(backend, database))
 
@@ -137,10 +142,18 @@ def peer_starter(interval_s: float) -> Starter:
     return start
 
 
-def run(side: str, repetitions: int, interval_s: float, backend: str = "sqlite") -> dict[str, Any]:
-    """Detection and recovery latency of ``side`` (slamon | peer)."""
+def run(
+    side: str,
+    repetitions: int,
+    interval_s: float,
+    backend: str = "sqlite",
+    recovery_confirmations: int | None = None,
+) -> dict[str, Any]:
+    """Detection and recovery latency of ``side`` (slamon | peer); ``recovery_confirmations``
+    is slamon's (None: its default, as many as the 2 down confirmations)."""
     if side == "slamon":
-        result = measure(slamon_starter(interval_s, backend), repetitions, interval_s, side)
+        starter = slamon_starter(interval_s, backend, recovery_confirmations)
+        result = measure(starter, repetitions, interval_s, side)
         if backend == "postgres":
             slamon_side.drop_postgres("slamon_bench_h3_detect")
         return result
@@ -148,12 +161,13 @@ def run(side: str, repetitions: int, interval_s: float, backend: str = "sqlite")
     return measure(peer_starter(interval_s), repetitions, interval_s, side)
 
 
-def print_summary(side: str, result: dict[str, Any], interval_s: float) -> None:
+def print_summary(side: str, result: dict[str, Any], interval_s: float, recovery: int) -> None:
     for name in ("detection_s", "recovery_s"):
         s = result[name]
+        confirmations = 2 if name == "detection_s" else recovery
         print(
             f"{side:<7} {name[:-2]:<10} min {s['min']:.2f} s  median {s['median']:.2f} s  "
-            f"max {s['max']:.2f} s  (interval {interval_s:g} s, 2 confirmations)"
+            f"max {s['max']:.2f} s  (interval {interval_s:g} s, {confirmations} confirmations)"
         )
 
 
@@ -165,10 +179,19 @@ def main() -> None:
     parser.add_argument("--interval", type=float, default=5.0)
     parser.add_argument("--side", choices=["slamon", "peer", "both"], default="both")
     parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument(
+        "--recovery-confirmations",
+        type=int,
+        default=None,
+        help="slamon's recovery_confirmations (default: as many as its 2 down confirmations)",
+    )
     args = parser.parse_args()
     sides = ["slamon", "peer"] if args.side == "both" else [args.side]
+    recovery = args.recovery_confirmations
     for side in sides:
-        print_summary(side, run(side, args.repetitions, args.interval, args.backend), args.interval)
+        result = run(side, args.repetitions, args.interval, args.backend, recovery)
+        shown = 1 if side == "peer" else recovery or 2
+        print_summary(side, result, args.interval, shown)
 
 
 if __name__ == "__main__":

@@ -51,8 +51,13 @@ def config_text(
     interval_s: float,
     timeout_s: float,
     webhook_url: str | None = None,
+    recovery_confirmations: int | None = None,
 ) -> str:
-    """slamon.yaml (as JSON, which YAML reads) for http targets probed every ``interval_s``."""
+    """slamon.yaml (as JSON, which YAML reads) for http targets probed every ``interval_s``;
+    ``recovery_confirmations`` None keeps the default (as many as ``confirmations``)."""
+    extra = (
+        {} if recovery_confirmations is None else {"recovery_confirmations": recovery_confirmations}
+    )
     targets = [
         {
             "name": f"bench-{i}",
@@ -61,6 +66,7 @@ def config_text(
             "interval": interval_s,
             "timeout": timeout_s,
             "confirmations": 2,
+            **extra,
         }
         for i, url in enumerate(urls)
     ]

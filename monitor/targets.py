@@ -42,6 +42,7 @@ def target_values(cfg: TargetConfig, providers: Mapping[str, str] | None = None)
         "interval_s": cfg.interval,
         "timeout_s": cfg.timeout,
         "confirmations": cfg.confirmations,
+        "recovery_confirmations": cfg.recovery_confirmations,
         "settings": {k: v for k, v in settings.items() if v is not None},
         "labels": dict(cfg.labels),
     }

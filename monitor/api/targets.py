@@ -66,6 +66,7 @@ class TargetOut(BaseModel):
     interval: float
     timeout: float
     confirmations: int
+    recovery_confirmations: int | None
     expect_status: list[int] | None
     expect_body: str | None
     grace: float | None
@@ -148,6 +149,7 @@ def target_out(row: Target, verdict: Verdict | None = None) -> dict[str, Any]:
         "interval": row.interval_s,
         "timeout": row.timeout_s,
         "confirmations": row.confirmations,
+        "recovery_confirmations": row.recovery_confirmations,
         "expect_status": settings.get("expect_status"),
         "expect_body": settings.get("expect_body"),
         "grace": settings.get("grace_s"),

@@ -148,6 +148,10 @@ class TargetConfig(Strict):
     interval: Interval = 30.0
     timeout: Timeout = 5.0
     confirmations: Annotated[int, BeforeValidator(json_number), Field(ge=1, le=10)] = 2
+    # successes in a row that end an outage; None: as many as ``confirmations``
+    recovery_confirmations: (
+        Annotated[int, BeforeValidator(json_number), Field(ge=1, le=10)] | None
+    ) = None
     expect_status: list[Annotated[int, Field(strict=True, ge=100, le=599)]] | None = None
     expect_body: str | None = None
     grace: Duration | None = None

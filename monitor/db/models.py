@@ -155,6 +155,7 @@ class Target(IdMixin, CreatedMixin, Base):
     interval_s: Mapped[float] = mapped_column(Float, default=30.0)
     timeout_s: Mapped[float] = mapped_column(Float, default=5.0)
     confirmations: Mapped[int] = mapped_column(Integer, default=2)
+    recovery_confirmations: Mapped[int | None] = mapped_column(Integer)  # None: confirmations
     settings: Mapped[dict[str, Any]] = mapped_column(default=dict)
     labels: Mapped[dict[str, Any]] = mapped_column(default=dict)
     source: Mapped[str] = mapped_column(String(16), default="config")

@@ -35,7 +35,13 @@ class ProbeTarget:
     expect_body: str | None = None
     gpus: int = 0
     confirmations: int = 2
+    recovery_confirmations: int | None = None  # None: as many as ``confirmations``
     gpu_baseline: dict[str, Any] | None = None  # dcgm: counters remembered from the last scrape
+
+    @property
+    def probes_to_confirm(self) -> int:
+        """The most verdicts in a row a round may need to confirm either way."""
+        return max(self.confirmations, self.recovery_confirmations or 0)
 
 
 @dataclass(frozen=True, slots=True)

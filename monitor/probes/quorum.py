@@ -53,6 +53,7 @@ class TargetRow:
     interval_s: float
     timeout_s: float
     confirmations: int
+    recovery_confirmations: int | None = None  # None: as many as ``confirmations``
 
 
 @dataclass(slots=True)

@@ -73,6 +73,7 @@ def load_probe_targets(
         Target.settings,
         Target.gpus,
         Target.confirmations,
+        Target.recovery_confirmations,
     )
     live = select(*columns).where(among(session, Target.id, ids), Target.retired_at.is_(None))
     rows = session.execute(live).all()
@@ -109,6 +110,7 @@ def _probe_target(row: Row[Any], state_detail: dict[str, Any]) -> ProbeTarget:
         expect_body=settings.get("expect_body"),
         gpus=row.gpus,
         confirmations=row.confirmations,
+        recovery_confirmations=row.recovery_confirmations,
         gpu_baseline=state_detail.get("gpu_counters"),
     )
 
@@ -189,7 +191,14 @@ def _lock_targets(session: Session, ids: set[int]) -> dict[int, TargetRow]:
             ),
             {"space": RECORD_LOCK_SPACE, "ids": ordered},
         )
-    columns = (Target.id, Target.name, Target.interval_s, Target.timeout_s, Target.confirmations)
+    columns = (
+        Target.id,
+        Target.name,
+        Target.interval_s,
+        Target.timeout_s,
+        Target.confirmations,
+        Target.recovery_confirmations,
+    )
     rows = session.execute(select(*columns).where(among(session, Target.id, ordered)))
     return {row.id: TargetRow(*row) for row in rows}
 
@@ -244,7 +253,9 @@ def _advance_streaks(
             continue  # retired meanwhile, or unknown (our own side failed): no verdict
         for series, ok in (("reachable", result.ok), ("usable", bool(result.usable_ok))):
             row = states[(target.id, vantage, series)]
-            row.streak, _ = advance(row.streak, ok, result.at, target.confirmations)
+            row.streak, _ = advance(
+                row.streak, ok, result.at, target.confirmations, target.recovery_confirmations
+            )
             row.last_probe_at = max(result.at, now)  # when the vantage last reported (freshness)
             if series == "usable" and "gpu_counters" in result.detail:
                 row.detail = {"gpu_counters": result.detail["gpu_counters"]}

@@ -90,7 +90,7 @@ class Prober:
         transitions: list[TargetTransition] = []
         pending = await _blocking(self._load, shard.target_ids)
         # one pass, then enough quick re-probes to confirm a failure (or a recovery) either way
-        passes = max((t.confirmations for t in pending), default=1)
+        passes = max((t.probes_to_confirm for t in pending), default=1)
         for attempt in range(passes):
             slots = shard.slots if attempt == 0 else None
             results = await probe_many(pending, client, self.settings.concurrency, slots)

@@ -42,12 +42,17 @@ class Transition:
 
 
 def advance(
-    streak: Streak, ok: bool, at: datetime, confirmations: int
+    streak: Streak,
+    ok: bool,
+    at: datetime,
+    confirmations: int,
+    recovery_confirmations: int | None = None,
 ) -> tuple[Streak, Transition | None]:
     """Feed one probe verdict into ``streak``; the transition it confirms, if any.
 
-    ``confirmations`` consecutive failures confirm down; as many successes confirm recovery
-    from down. From unknown, the first success is enough to call it up.
+    ``confirmations`` consecutive failures confirm down; ``recovery_confirmations`` successes
+    (by default as many) confirm recovery from down. From unknown, the first success is enough
+    to call it up.
     """
     if ok:
         started = (
@@ -61,7 +66,7 @@ def advance(
             failure_started_at=None,
             last_probe_at=at,
         )
-        needed = confirmations if streak.state == DOWN else 1
+        needed = (recovery_confirmations or confirmations) if streak.state == DOWN else 1
         target_state = UP if new.successes >= needed else streak.state
     else:
         started = streak.failure_started_at if streak.failure_started_at and streak.failures else at

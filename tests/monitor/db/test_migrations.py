@@ -103,5 +103,47 @@ def test_0007_gives_existing_channels_the_disabled_columns_and_keeps_them_enable
         engine.dispose()
 
 
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def test_0008_leaves_existing_targets_recovering_as_they_confirm_down(
+    kind: str, tmp_path: object
+) -> None:
+    from datetime import UTC, datetime
+
+    from sqlalchemy import text
+
+    from alembic import command
+
+    engine = _fresh(kind, tmp_path)
+    try:
+        upgrade(engine, "0007")
+        with engine.begin() as connection:
+            connection.execute(
+                text(
+                    "INSERT INTO targets (name, kind, gpus, hourly_price, interval_s, timeout_s,"
+                    " confirmations, settings, labels, source, created_at) VALUES ('gpu-a',"
+                    " 'http', 0, 0, 30, 5, 3, '{}', '{}', 'config', :at)"
+                ),
+                {"at": datetime(2026, 12, 1, tzinfo=UTC)},
+            )
+        assert "recovery_confirmations" not in _columns(engine, "targets")
+
+        upgrade(engine, "0008")
+
+        assert _columns(engine, "targets")["recovery_confirmations"]["nullable"] is True
+        with engine.connect() as connection:
+            row = connection.execute(
+                text("SELECT name, confirmations, recovery_confirmations FROM targets")
+            ).one()
+        assert tuple(row) == ("gpu-a", 3, None)
+
+        with engine.begin() as connection:
+            command.downgrade(alembic_config(connection), "0007")
+        assert "recovery_confirmations" not in _columns(engine, "targets")
+        with engine.connect() as connection:
+            assert connection.execute(text("SELECT name FROM targets")).scalars().all() == ["gpu-a"]
+    finally:
+        engine.dispose()
+
+
 def _columns(engine: Engine, table: str) -> dict[str, dict[str, object]]:
     return {str(c["name"]): dict(c) for c in inspect(engine).get_columns(table)}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.config.models import ProbesConfig, TargetConfig
@@ -83,6 +83,37 @@ def test_the_failing_probe_starts_the_outage_and_confirmation_comes_seconds_late
     assert outage.confirmed_at is not None
     assert timedelta(0) < outage.confirmed_at - outage.start < timedelta(seconds=2)
     assert [t.transition.state for t in report.transitions] == ["down", "down"]
+
+
+def test_recovery_confirmations_decide_how_many_probes_end_an_outage(
+    sessions: sessionmaker[Session], server: FeedServer
+) -> None:
+    one = add_target(
+        sessions, name="one", kind="http", url=f"{server.url}/healthz", recovery_confirmations=1
+    )
+    three = add_target(
+        sessions, name="three", kind="http", url=f"{server.url}/healthz", recovery_confirmations=3
+    )
+    server.routes["/healthz"] = (500, b"")
+    prober = Prober(sessions, "test", FAST)
+    assert prober.round([one, three]).states == {one: "down", three: "down"}
+    server.routes["/healthz"] = (200, b"ok")
+
+    report = prober.round([one, three])
+
+    assert report.states == {one: "up", three: "up"}
+    # one resolves on its first good probe; three needs two quick re-probes more in the round
+    with sessions() as session:
+        good = {
+            tid: session.scalar(
+                select(func.count()).where(ProbeResult.target_id == tid, ProbeResult.ok.is_(True))
+            )
+            for tid in (one, three)
+        }
+    assert good == {one: 1, three: 3}
+    ends = [outage.end for tid in (one, three) for outage in outages(sessions, tid)]
+    assert len(ends) == 2
+    assert None not in ends
 
 
 def test_a_hanging_target_times_out_and_a_refused_one_fails_fast(

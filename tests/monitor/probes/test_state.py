@@ -24,11 +24,14 @@ def at(seconds: float) -> datetime:
 
 
 def run(
-    verdicts: list[bool], confirmations: int = 2, every: float = 5
+    verdicts: list[bool],
+    confirmations: int = 2,
+    every: float = 5,
+    recovery_confirmations: int | None = None,
 ) -> tuple[Streak, list[Transition]]:
     streak, transitions = Streak(), []
     for i, ok in enumerate(verdicts):
-        streak, change = advance(streak, ok, at(i * every), confirmations)
+        streak, change = advance(streak, ok, at(i * every), confirmations, recovery_confirmations)
         if change:
             transitions.append(change)
     return streak, transitions
@@ -71,6 +74,23 @@ def test_recovery_needs_confirmation_and_is_dated_to_the_first_success() -> None
 def test_transition_table(verdicts: list[bool], confirmations: int, states: list[str]) -> None:
     _, transitions = run(verdicts, confirmations)
     assert [t.state for t in transitions] == states
+
+
+def test_one_recovery_confirmation_ends_an_outage_at_the_first_success() -> None:
+    streak, transitions = run([True, False, False, True], recovery_confirmations=1)
+    assert transitions[-1] == Transition(DOWN, UP, at(15))
+    assert (streak.state, streak.unconfirmed) == (UP, False)
+
+
+def test_recovery_confirmations_apart_from_down_confirmations() -> None:
+    # down on one failure, but three successes in a row to call it back up
+    verdicts = [True, False, True, True, False, True, True, True]
+    _, transitions = run(verdicts, confirmations=1, recovery_confirmations=3)
+    assert [(t.state, t.at) for t in transitions] == [
+        (UP, at(0)),
+        (DOWN, at(5)),
+        (UP, at(25)),
+    ]
 
 
 @pytest.mark.parametrize(
