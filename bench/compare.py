@@ -237,6 +237,12 @@ def detect_rows(found: dict[str, Any]) -> list[Row]:
             if graded and stat == "median":
                 row = Row(row.metric, row.slamon, row.peer, "≤ 1× peer", at_most(row.ratio, 1.0))
             rows.append(row)
+        # without the wait for the next probe (a random phase, the same on both sides)
+        after = name.replace("_s", "_after_probe_s")
+        if after in s and after in p:
+            where = "failing" if label == "detection" else "good"
+            metric = f"{label} s after the first {where} probe, median ({settings})"
+            rows.append(Row(metric, s[after]["median"], p[after]["median"]))
     return rows
 
 
@@ -400,7 +406,20 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "peer": peer.versions(),
         "slamon": importlib.metadata.version("slamon"),
+        "slamon_bin": str(slamon_side.SLAMON_BIN),
+        "commit": commit(),
     }
+
+
+def commit() -> str:
+    """The commit of the code this run measures (the benchmark's own checkout)."""
+    done = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        cwd=Path(__file__).resolve().parent,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip() or "?"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -427,6 +446,7 @@ def main(argv: list[str] | None = None) -> None:
     print()
     print(table(rows_of(results)))
     print(f"\nall figures: {args.json} ({results['elapsed_s']} s)")
+    print(f"commit {results['machine']['commit']}, slamon {results['machine']['slamon_bin']}")
 
 
 if __name__ == "__main__":

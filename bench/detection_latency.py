@@ -42,12 +42,21 @@ class Flap(http.server.BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
+        ANSWERS.append((time.time(), Flap.status))
         self.send_response(Flap.status)
         self.send_header("Content-Length", "0")
         self.end_headers()
 
 
 EVENTS: list[tuple[float, str]] = []  # (arrival time, firing | resolved)
+ANSWERS: list[tuple[float, int]] = []  # (time, status) of each probe the target answered
+
+
+def first_probe(status: int, after: float) -> float:
+    """When the target first answered ``status`` at or after ``after``: the probe that saw the
+    change. What comes before it is the wait for a probe (a random phase of the interval, the
+    same on both sides); what comes after is the monitor's own latency."""
+    return min(at for at, answered in ANSWERS if answered == status and at >= after)
 
 
 def event_of(body: dict[str, Any]) -> str:
@@ -90,29 +99,43 @@ def measure(start: Starter, repetitions: int, interval_s: float, label: str) -> 
     flap, hook = serve(Flap), serve(Hook)
     Flap.status = 200
     EVENTS.clear()
+    ANSWERS.clear()
     flap_url = f"http://127.0.0.1:{flap.server_address[1]}/"
     hook_url = f"http://127.0.0.1:{hook.server_address[1]}/"
     down_s: list[float] = []
     up_s: list[float] = []
+    down_after_probe_s: list[float] = []
+    up_after_probe_s: list[float] = []
     try:
         with start(flap_url, hook_url):
             time.sleep(SETTLE_S)
             for n in range(repetitions):
                 time.sleep(random.uniform(0, interval_s))  # fail at a random phase
                 Flap.status, failed_at = 503, time.time()
-                down_s.append(wait_event("firing", failed_at) - failed_at)
+                fired = wait_event("firing", failed_at)
+                down_s.append(fired - failed_at)
+                down_after_probe_s.append(fired - first_probe(503, failed_at))
                 time.sleep(random.uniform(0, interval_s))
                 Flap.status, back_at = 200, time.time()
-                up_s.append(wait_event("resolved", back_at) - back_at)
+                resolved = wait_event("resolved", back_at)
+                up_s.append(resolved - back_at)
+                up_after_probe_s.append(resolved - first_probe(200, back_at))
                 print(
-                    f"  {label} repetition {n + 1}: down -> webhook {down_s[-1]:.2f} s, "
-                    f"up -> webhook {up_s[-1]:.2f} s",
+                    f"  {label} repetition {n + 1}: down -> webhook {down_s[-1]:.2f} s "
+                    f"({down_after_probe_s[-1]:.2f} s after the first failing probe), "
+                    f"up -> webhook {up_s[-1]:.2f} s "
+                    f"({up_after_probe_s[-1]:.2f} s after the first good probe)",
                     flush=True,
                 )
     finally:
         flap.shutdown()
         hook.shutdown()
-    return {"detection_s": summary(down_s), "recovery_s": summary(up_s)}
+    return {
+        "detection_s": summary(down_s),
+        "recovery_s": summary(up_s),
+        "detection_after_probe_s": summary(down_after_probe_s),
+        "recovery_after_probe_s": summary(up_after_probe_s),
+    }
 
 
 def summary(values: list[float]) -> dict[str, Any]:

@@ -40,7 +40,10 @@ from measure import (
 from monitor.db.engine import make_engine
 from monitor.db.models import ProbeResult
 
-VENV_BIN = Path(sys.executable).parent
+# The slamon measured: SLAMON_BIN, or the one beside this interpreter. A runtime-only install
+# (`pip install .`, as the README's first command) is what users run; the dev venv adds
+# packages (rich and pygments, for schemathesis) that httpx then imports in every process.
+SLAMON_BIN = Path(os.environ.get("SLAMON_BIN") or Path(sys.executable).parent / "slamon")
 API_PORT = 18955
 PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 REDIS_URL = "redis://127.0.0.1:6379/12"
@@ -141,7 +144,7 @@ class SlamonRun:
         self.database_url = env["SLAMON_DATABASE_URL"]
         log = (self.folder / "slamon.log").open("wb")
         self.process = subprocess.Popen(
-            [str(VENV_BIN / "slamon"), "run", "--port", str(API_PORT), *self.run_args],
+            [str(SLAMON_BIN), "run", "--port", str(API_PORT), *self.run_args],
             cwd=self.folder,
             stdout=log,
             stderr=subprocess.STDOUT,

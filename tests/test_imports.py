@@ -76,6 +76,10 @@ CASES = {
         "from monitor.api.app import create_app",
         {"celery", "reportlab", "apprise", "grafana_client", "feedparser", "alembic"},
     ),
+    "the delivery of a webhook, slack or any non-apprise channel": (
+        "import workers.tasks, monitor.alerts.delivery, monitor.alerts.channels.send",
+        {"apprise", "reportlab", "fastapi", "grafana_client", "feedparser", "alembic"},
+    ),
     "the report service (CLI and beat), before a format is rendered": (
         "import monitor.reports.service",
         {"reportlab", "jinja2", "fastapi", "apprise", "grafana_client", "feedparser"},

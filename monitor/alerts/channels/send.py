@@ -16,7 +16,6 @@ from datetime import datetime
 import httpx
 
 from monitor.alerts.channels import REGISTRY, RULES, Rule
-from monitor.alerts.channels import apprise as apprise_channel
 from monitor.alerts.channels.model import AlertMessage, Answer, Outgoing, SendOutcome, by_status
 from monitor.alerts.channels.redact import redact_url, scrub, url_secrets
 from monitor.config.models import ChannelConfig
@@ -94,6 +93,9 @@ def send_message(
     that cannot be built for (a pagerduty channel without a routing key) is a dead channel, not
     an exception: no message to it can be sent until its config changes."""
     if channel.kind == "apprise":
+        # apprise loads its hundred service plugins on import (2 MiB): only where one is used
+        from monitor.alerts.channels import apprise as apprise_channel
+
         return apprise_channel.send(channel, message)
     builder = REGISTRY.get(channel.kind)
     if builder is None:
