@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
 from sqlalchemy import Connection, Engine
 
-from alembic import command
 from monitor.db import models  # noqa: F401  (registers every table on the metadata)
 from monitor.db.base import Base
 
-ALEMBIC_DIR = Path(__file__).resolve().parents[2] / "alembic"
+ALEMBIC_DIR = Path(__file__).resolve().parent / "migrations"  # shipped inside the package
 
 
 def alembic_config(connection: Connection | None = None) -> Config:

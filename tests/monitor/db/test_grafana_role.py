@@ -11,9 +11,9 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 import sqlalchemy as sa
+from alembic import command
 from sqlalchemy import Engine
 
-from alembic import command
 from monitor.db.engine import make_engine
 from monitor.db.migrate import alembic_config, upgrade
 from tests.support import PG_TEST_DB, recreate_pg_database

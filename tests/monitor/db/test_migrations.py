@@ -65,9 +65,8 @@ def test_0007_gives_existing_channels_the_disabled_columns_and_keeps_them_enable
 ) -> None:
     from datetime import UTC, datetime
 
-    from sqlalchemy import text
-
     from alembic import command
+    from sqlalchemy import text
 
     engine = _fresh(kind, tmp_path)
     try:
@@ -109,9 +108,8 @@ def test_0008_leaves_existing_targets_recovering_as_they_confirm_down(
 ) -> None:
     from datetime import UTC, datetime
 
-    from sqlalchemy import text
-
     from alembic import command
+    from sqlalchemy import text
 
     engine = _fresh(kind, tmp_path)
     try:

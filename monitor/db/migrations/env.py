@@ -3,11 +3,12 @@ by `slamon migrate` / the tests (``config.attributes["connection"]``)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from sqlalchemy import Connection
+from typing import Any, Literal
 
 from alembic import context
+from alembic.autogenerate.api import AutogenContext
+from sqlalchemy import Connection
+
 from monitor.db import models  # noqa: F401  (registers every table on the metadata)
 from monitor.db.base import Base
 from monitor.db.engine import make_engine
@@ -17,7 +18,7 @@ from monitor.settings import Settings
 target_metadata = Base.metadata
 
 
-def render_item(type_: str, obj: Any, autogen_context: Any) -> str | bool:
+def render_item(type_: str, obj: Any, autogen_context: AutogenContext) -> str | Literal[False]:
     """Write our dialect-aware types as plain SQLAlchemy types in migration files."""
     if type_ == "type" and isinstance(obj, UTCDateTime):
         return "sa.DateTime(timezone=True)"
