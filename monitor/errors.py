@@ -11,6 +11,7 @@ the receiver's answer, not by exception::
     SlamonError
     ├── ConfigError              bad settings or YAML config; the message names the path
     ├── MonthNotStarted          a report asked for a month that has not begun (API: 404)
+    ├── AgentError               `slamon agent`: no GPU source, or a push refused (agent/model.py)
     ├── TransientError           may heal: reported, and tried again on the next schedule
     │   ├── FeedUnavailable      timeout, connection error, HTTP 5xx/429 from a status feed
     │   └── ServiceUnavailable   our own database or broker does not answer

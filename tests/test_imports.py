@@ -80,6 +80,18 @@ CASES = {
         "import workers.tasks, monitor.alerts.delivery, monitor.alerts.channels.send",
         {"apprise", "reportlab", "fastapi", "grafana_client", "feedparser", "alembic"},
     ),
+    "`slamon agent`, after a reading through NVML and one through nvidia-smi": (
+        "from monitor.cli import cli\n"
+        "cli.get_command(None, 'agent')\n"
+        "from monitor.agent.nvml import NvmlReader\n"
+        "from monitor.agent.smi import SmiReader\n"
+        "from monitor.agent.push import Pusher\n"
+        "from tests.fake_nvml import FakeNvml, h100s\n"
+        "NvmlReader(FakeNvml(h100s(2))).read().to_json()\n"
+        "csv = open('tests/fixtures/nvidia-smi/gpuexp-h100-load.csv').read()\n"
+        "SmiReader(run=lambda argv: csv).read().to_json()\n",
+        set(HEAVY) - {"httpx"},
+    ),
     "the report service (CLI and beat), before a format is rendered": (
         "import monitor.reports.service",
         {"reportlab", "jinja2", "fastapi", "apprise", "grafana_client", "feedparser"},

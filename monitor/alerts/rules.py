@@ -44,6 +44,7 @@ class TargetFacts:
     region: str | None
     zone: str | None
     pool: str | None
+    gpus: int = 0
 
 
 def target_labels(target: TargetFacts) -> dict[str, str]:
@@ -64,7 +65,7 @@ def from_transition(
     names (``gpu_health``, ``heartbeat_stalled``). Coming up from unknown is not a recovery."""
     if state not in (UP, DOWN) or (state == UP and previous != DOWN):
         return None
-    usable = KINDS[target.kind].usable if target.kind in KINDS else None
+    usable = KINDS[target.kind].usable_rule(target.gpus) if target.kind in KINDS else None
     if series == "reachable":
         rule, severity, what = "target_down", "critical", "is down"
     elif usable is not None:

@@ -69,7 +69,9 @@ def on_transitions(
             change.series == "usable" and not _usable_matters(row, change, reachable_down)
         ):
             continue
-        facts = TargetFacts(row.name, row.kind, row.provider, row.region, row.zone, row.pool)
+        facts = TargetFacts(
+            row.name, row.kind, row.provider, row.region, row.zone, row.pool, row.gpus
+        )
         signal = from_transition(
             facts,
             change.series,
@@ -169,7 +171,7 @@ def _sla_signals(session: Session, config: Config, now: datetime) -> list[Signal
     for t in targets:
         policy = policies[t.sla_policy or ""]
         provider = t.provider or policy.provider  # rows stored before providers were inferred
-        facts = TargetFacts(t.name, t.kind, provider, t.region, t.zone, t.pool)
+        facts = TargetFacts(t.name, t.kind, provider, t.region, t.zone, t.pool, t.gpus)
         mine = spans.get(t.id, [])
         windows = [
             Span(w.start, w.end) for w in windows_for(target_labels(facts), config.maintenance)

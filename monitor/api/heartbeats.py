@@ -3,15 +3,20 @@
 Authorized by an admin API token or by the target's own heartbeat token (which works for that
 target only). Heartbeats are accepted for a target of any kind, not only ``heartbeat``: a
 training job may push beside an HTTP probe of the instance it runs on.
+
+`slamon agent` adds ``gpus`` (its GPU readings, judged like a dcgm scrape) and ``at`` (when it
+took them). A fresh reading is stored at the server's time, whatever the box's clock says; one
+that waited out an outage in the agent's outbox (``at`` more than ``FRESH_S`` ago, at most
+``MAX_AGE``) keeps its own time, so the backlog lands where it belongs.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from monitor import tokens
 from monitor.api.auth import (
@@ -27,6 +32,7 @@ from monitor.api.targets import find_target
 from monitor.config.models import json_number
 from monitor.db.base import utcnow
 from monitor.db.models import Heartbeat, Target
+from monitor.probes.gpu_wire import MAX_GPUS, snapshot_from_json
 
 router = APIRouter(
     prefix="/api/v1/heartbeats",
@@ -36,6 +42,8 @@ router = APIRouter(
 
 MAX_BODY_BYTES = 16 * 1024
 MAX_STEP = 2**63 - 1  # the column is a signed 64-bit integer
+FRESH_S = 120.0  # a reading taken less long ago is stored at the server's time (clock skew)
+MAX_AGE = timedelta(days=7)  # an agent's backlog older than this is refused
 
 
 class HeartbeatIn(BaseModel):
@@ -47,6 +55,15 @@ class HeartbeatIn(BaseModel):
     throughput: (
         Annotated[float, BeforeValidator(json_number), Field(ge=0, allow_inf_nan=False)] | None
     ) = None
+    at: AwareDatetime | None = None
+    gpus: Annotated[list[dict[str, Any]], Field(max_length=MAX_GPUS)] | None = None
+
+    @field_validator("gpus")
+    @classmethod
+    def _readable_gpus(cls, value: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        if value is not None:
+            snapshot_from_json(value)  # the judge reads them back: refuse what it cannot
+        return value
 
 
 class HeartbeatAccepted(BaseModel):
@@ -99,15 +116,36 @@ def push_heartbeat(
     """Store a heartbeat at the server's time (UTC); the body (at most 16 KiB) is optional.
     Beyond the schema: no string in it may hold a NUL character (422 otherwise)."""
     beat = parse_body(HeartbeatIn, raw) if raw.strip() else HeartbeatIn()
-    at = utcnow()
+    at = stored_time(beat.at, utcnow())
+    payload = dict(beat.model_extra or {})
+    if beat.gpus is not None:
+        payload["gpus"] = beat.gpus
     session.add(
         Heartbeat(
             target_id=row.id,
             at=at,
             step=beat.step,
             throughput=beat.throughput,
-            payload=beat.model_extra or None,
+            payload=payload or None,
         )
     )
     session.commit()
     return {"target": row.name, "at": at}
+
+
+def stored_time(taken: datetime | None, now: datetime) -> datetime:
+    """The server's time for a fresh heartbeat; the reading's own for a backlog. 422 for a
+    time in the future (beyond the skew allowed) or older than ``MAX_AGE``."""
+    if taken is None:
+        return now
+    age = (now - taken).total_seconds()
+    if age < -FRESH_S:
+        raise ApiError(
+            422,
+            f"at: {taken.isoformat()} is in the future (the server's time is {now.isoformat()})",
+        )
+    if age <= FRESH_S:
+        return now
+    if now - taken > MAX_AGE:
+        raise ApiError(422, f"at: {taken.isoformat()} is older than {MAX_AGE.days} days")
+    return taken

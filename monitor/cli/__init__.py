@@ -14,6 +14,7 @@ from monitor.errors import ConfigError, SlamonError
 # Each command's module, imported only when that command runs (or for --help): `slamon run`
 # supervises for as long as the service lives and needs none of the others' imports.
 COMMANDS = {
+    "agent": "monitor.cli.agent_cmd:agent",
     "alerts": "monitor.cli.alerts_cmd:alerts",
     "api": "monitor.cli.serve:api",
     "beat": "monitor.cli.serve:beat",

@@ -157,7 +157,12 @@ def parse_dcgm(text: str) -> GpuSnapshot:
             continue
         gpu = gathered.setdefault(key, _Gathered(key))
         _absorb(gpu, name, labels, value)
-    return GpuSnapshot(tuple(sorted(map(_reading, gathered.values()), key=_order)))
+    return GpuSnapshot(order_readings(map(_reading, gathered.values())))
+
+
+def order_readings(readings: Iterable[GpuReading]) -> tuple[GpuReading, ...]:
+    """Readings in a snapshot's order (whatever their source: a scrape or an agent's push)."""
+    return tuple(sorted(readings, key=_order))
 
 
 def _order(gpu: GpuReading) -> tuple[str, int, str, str]:

@@ -60,8 +60,10 @@ class ProbeKind:
     ``judge`` (the target pushes, slamon judges what arrived: heartbeat) is set.
 
     Every kind feeds the ``reachable`` series; ``usable`` set means its usable series can differ
-    from reachability and raises that rule. ``remembers_detail``: the probe compares against
-    what its last result stored (dcgm's GPU counters), so the round reads that back first.
+    from reachability and raises that rule, or ``usable_with_gpus`` for a target with ``gpus``
+    where the kind judges GPUs only then (a heartbeat box running `slamon agent`).
+    ``remembers_detail``: the probe compares against what its last result stored (dcgm's GPU
+    counters), so the round reads that back first.
     """
 
     name: str
@@ -70,6 +72,13 @@ class ProbeKind:
     judge: Judge | None = None
     usable: UsableRule | None = None
     remembers_detail: bool = False
+    usable_with_gpus: UsableRule | None = None
+
+    def usable_rule(self, gpus: int) -> UsableRule | None:
+        """The rule a target of this kind with ``gpus`` GPUs raises for its usable series."""
+        if gpus > 0 and self.usable_with_gpus is not None:
+            return self.usable_with_gpus
+        return self.usable
 
     def __post_init__(self) -> None:
         if (self.probe is None) == (self.judge is None):

@@ -35,6 +35,9 @@ from monitor.probes.quorum import (
 )
 from monitor.probes.state import Streak, advance
 
+# what a usable state keeps of a result's detail for the next judgement: the GPU counters, and
+# for pushed readings the verdict on the last one judged (probes/pushed_gpus.py)
+REMEMBERED = ("gpu_counters", "gpu_verdict")
 RECORD_LOCK_SPACE = 0x51A3  # advisory lock namespace: (this, target id) guards recording
 
 RESULTS: Table = ResultRow.__table__  # type: ignore[assignment]
@@ -258,7 +261,7 @@ def _advance_streaks(
             )
             row.last_probe_at = max(result.at, now)  # when the vantage last reported (freshness)
             if series == "usable" and "gpu_counters" in result.detail:
-                row.detail = {"gpu_counters": result.detail["gpu_counters"]}
+                row.detail = {k: result.detail[k] for k in REMEMBERED if k in result.detail}
             if row.streak.unconfirmed:
                 unconfirmed.add(target.id)
     return unconfirmed

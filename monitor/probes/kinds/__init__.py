@@ -58,5 +58,6 @@ def usable_matters(name: str) -> bool:
 
 def target_rules() -> tuple[str, ...]:
     """Every alert rule a target's series can raise: ``target_down`` and the usable rules."""
-    usable = sorted({k.usable.rule for k in KINDS.values() if k.usable is not None})
+    rules = (rule for k in KINDS.values() for rule in (k.usable, k.usable_with_gpus))
+    usable = sorted({rule.rule for rule in rules if rule is not None})
     return ("target_down", *usable)

@@ -1,10 +1,14 @@
-"""Heartbeat targets: a training job pushes heartbeats to the API (``POST /api/v1/heartbeats``)
-and slamon judges what arrived. Reachable = a heartbeat came within the grace period; usable =
-its step is still advancing (a stalled job is up but not training).
+"""Heartbeat targets: a training job or a box's `slamon agent` pushes heartbeats to the API
+(``POST /api/v1/heartbeats``) and slamon judges what arrived. Reachable = a heartbeat came within
+the grace period; usable = its step is still advancing (a stalled job is up but not training)
+and, where the heartbeats carry GPU readings, the GPUs pass the dcgm rules
+(``pushed_gpus``): all ``gpus`` present, no fatal XID, ECC or remap fault, not hot or throttled.
+A target with ``gpus`` raises ``gpu_health`` for its usable series, as a dcgm target does.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from sqlalchemy import func, select
@@ -13,6 +17,7 @@ from sqlalchemy.orm import Session
 from monitor.db.models import Heartbeat, Target, TargetState
 from monitor.probes.kind import ProbeKind, UsableRule
 from monitor.probes.model import PUSH_VANTAGE, ProbeResult
+from monitor.probes.pushed_gpus import GpuVerdict, judge_pushed_gpus
 
 
 def judge_heartbeats(session: Session, now: datetime) -> list[ProbeResult]:
@@ -54,19 +59,42 @@ def _judge(session: Session, target: Target, now: datetime) -> ProbeResult:
             error_kind="timeout",
             error=f"no heartbeat since {last.at.isoformat()}",
         )
+    gpus = judge_pushed_gpus(session, target)
     stalled = _stalled_since(session, target, last, settings, now)
     if stalled is not None:
-        return ProbeResult(
-            target.id,
-            target.name,
-            now,
-            True,
-            usable=False,
-            error_kind="body",
-            error=f"step {last.step} has not advanced since {stalled.isoformat()}",
+        return _with_gpus(
+            ProbeResult(
+                target.id,
+                target.name,
+                now,
+                True,
+                usable=False,
+                error_kind="body",
+                error=f"step {last.step} has not advanced since {stalled.isoformat()}",
+            ),
+            gpus,
         )
-    return ProbeResult(
-        target.id, target.name, now, True, usable=True if last.step is not None else None
+    usable = True if last.step is not None else None
+    return _with_gpus(ProbeResult(target.id, target.name, now, True, usable=usable), gpus)
+
+
+def _with_gpus(result: ProbeResult, gpus: GpuVerdict | None) -> ProbeResult:
+    """The result with the GPU verdict added: not usable when either the job or the GPUs are
+    not; the GPU reasons first, as they are the cause a stall would follow from."""
+    if gpus is None:
+        return result
+    usable = gpus.usable and result.usable is not False
+    errors = [*gpus.reasons] if not gpus.usable else []
+    if result.usable is False and result.error:
+        errors.append(result.error)
+    return replace(
+        result,
+        usable=usable,
+        degraded=usable and gpus.degraded,
+        gpus_seen=gpus.gpus_seen,
+        error_kind=None if usable else ("gpu" if not gpus.usable else result.error_kind),
+        error=None if usable else "; ".join(errors)[:500],
+        detail={**gpus.detail, "reasons": list(gpus.reasons)},
     )
 
 
@@ -105,4 +133,7 @@ KIND = ProbeKind(
     None,
     judge=judge_heartbeats,
     usable=UsableRule("heartbeat_stalled", "warning", "has stopped making progress"),
+    usable_with_gpus=UsableRule(
+        "gpu_health", "warning", "is reachable but its GPUs are not usable"
+    ),
 )

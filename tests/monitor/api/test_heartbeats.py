@@ -222,7 +222,64 @@ def test_a_body_we_cannot_store_is_refused_without_a_500(
 
 
 def test_heartbeats_are_stamped_with_the_servers_time(world: World) -> None:
-    world.push("job-a", world.job_a, json={"at": "1999-01-01T00:00:00Z"})
+    skewed = utcnow() - timedelta(seconds=90)  # a box whose clock runs 90 s behind
+    world.push("job-a", world.job_a, json={"at": skewed.isoformat()})
+    world.push("job-a", world.job_a, json={})
+    beats = world.beats("job-a")
+    assert len(beats) == 2
+    assert all(utcnow() - beat.at < timedelta(seconds=30) for beat in beats)
+    assert {beat.at.tzinfo for beat in beats} == {UTC}
+
+
+def test_a_reading_that_waited_out_an_outage_keeps_its_own_time(world: World) -> None:
+    taken = (utcnow() - timedelta(minutes=10)).replace(microsecond=0)
+    response = world.push("job-a", world.job_a, json={"at": taken.isoformat(), "step": 5})
+    assert response.status_code == 202, response.text
     [beat] = world.beats("job-a")
-    assert utcnow() - beat.at < timedelta(minutes=1)
-    assert beat.at.tzinfo == UTC
+    assert beat.at == taken
+
+
+@pytest.mark.parametrize(
+    "at",
+    [
+        pytest.param("1999-01-01T00:00:00Z", id="older-than-seven-days"),
+        pytest.param("2999-01-01T00:00:00Z", id="in-the-future"),
+        pytest.param("2026-12-03T10:00:00", id="no-timezone"),
+    ],
+)
+def test_a_reading_time_we_cannot_believe_is_refused(world: World, at: str) -> None:
+    response = world.push("job-a", world.job_a, json={"at": at})
+    assert response.status_code == 422, response.text
+    assert "at" in response.text
+    assert world.beats("job-a") == []
+
+
+def test_an_agents_gpu_readings_are_stored_for_the_judge(world: World) -> None:
+    from monitor.agent.nvml import NvmlReader
+    from tests.fake_nvml import FakeNvml, h100s
+
+    reading = NvmlReader(FakeNvml(h100s(2)), hostname="box").read().to_json()
+    response = world.push("job-a", world.job_a, json=reading)
+    assert response.status_code == 202, response.text
+    [beat] = world.beats("job-a")
+    assert beat.payload is not None
+    assert beat.payload["source"] == "nvml"
+    assert [g["uuid"] for g in beat.payload["gpus"]] == [g["uuid"] for g in reading["gpus"]]
+    assert beat.payload["gpus"][0]["temperature_c"] == 59.0
+
+
+@pytest.mark.parametrize(
+    "gpus",
+    [
+        pytest.param([{"temperature_c": 50}], id="no-key"),
+        pytest.param([{"key": "GPU-a", "temperature_c": -4}], id="negative"),
+        pytest.param([{"key": "GPU-a", "xid": 7.5}], id="fractional-xid"),
+        pytest.param([{"key": "GPU-a", "row_remap_failure": "no"}], id="not-a-boolean"),
+        pytest.param([{"key": f"GPU-{i}"} for i in range(65)], id="more-than-64"),
+        pytest.param({"key": "GPU-a"}, id="not-a-list"),
+    ],
+)
+def test_gpu_readings_the_judge_could_not_read_are_refused(world: World, gpus: object) -> None:
+    response = world.push("job-a", world.job_a, json={"gpus": gpus})
+    assert response.status_code == 422, response.text
+    assert world.beats("job-a") == []
