@@ -28,6 +28,7 @@ from monitor.db.models import (
     Target,
     TaskStat,
 )
+from monitor.probes.kinds.heartbeat import latest_heartbeats
 from monitor.probes.vantages import vantage_health
 from monitor.reports.inputs import lifetime_starts
 from monitor.sla.intervals import Span, clip, merge, total
@@ -120,6 +121,26 @@ def _targets(
             left = budget_left(policy, month.end - month.start, spent)
             budget.add_metric(_labels(target), left.total_seconds())
     yield from (up, usable, uptime_ratio, budget, _latency(session, targets))
+    yield from _training(session, targets)
+
+
+def _training(session: Session, targets: dict[int, Target]) -> Iterator[Metric]:
+    """Each pushed target's latest step and throughput, as its job reported them."""
+    step = GaugeMetricFamily(
+        "slamon_training_step", "The step in the target's latest heartbeat", labels=TARGET_LABELS
+    )
+    rate = GaugeMetricFamily(
+        "slamon_training_throughput",
+        "Work per second in the target's latest heartbeat (unit: samples or tokens)",
+        labels=[*TARGET_LABELS, "unit"],
+    )
+    for target_id, beat in latest_heartbeats(session, list(targets)).items():
+        labels = _labels(targets[target_id])
+        if beat.step is not None:
+            step.add_metric(labels, float(beat.step))
+        if beat.throughput is not None:
+            rate.add_metric([*labels, beat.unit or "samples"], beat.throughput)
+    yield from (step, rate)
 
 
 def _latency(session: Session, targets: dict[int, Target]) -> Metric:

@@ -61,10 +61,14 @@ def cycles(imports: Mapping[str, set[str]]) -> list[list[str]]:
             if len(group) > 1:
                 found.append(sorted(group))
 
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
-    for module in sorted(imports):
-        if module not in index:
-            visit(module)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        for module in sorted(imports):
+            if module not in index:
+                visit(module)
+    finally:  # the API's "nested too deeply" check relies on the default limit
+        sys.setrecursionlimit(limit)
     return found
 
 

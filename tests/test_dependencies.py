@@ -21,6 +21,13 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 # ``urllib3`` package itself, and requests-based tools then fail on every request).
 SQUATTERS = {"urllib3-future", "niquests"}
 FIRST_PARTY = {"monitor", "workers", "dashboards", "tests"}
+# frameworks imported only by the callback that needs them, behind an ImportError with advice:
+# module -> the optional extra that installs it
+OPTIONAL = {
+    "lightning": "lightning",
+    "pytorch_lightning": "lightning",
+    "transformers": "transformers",
+}
 
 
 def names(requirements: list[str]) -> set[str]:
@@ -84,7 +91,7 @@ def imported_modules(path: Path) -> set[str]:
 def test_every_third_party_module_slamon_imports_is_declared() -> None:
     shipped = sorted(p for d in ("monitor", "workers") for p in (ROOT / d).rglob("*.py"))
     modules = set().union(*(imported_modules(p) for p in shipped))
-    third_party = modules - set(sys.stdlib_module_names) - FIRST_PARTY
+    third_party = modules - set(sys.stdlib_module_names) - FIRST_PARTY - OPTIONAL.keys()
     providers = md.packages_distributions()
     declared = names(PROJECT["dependencies"])
     undeclared = {
@@ -93,6 +100,18 @@ def test_every_third_party_module_slamon_imports_is_declared() -> None:
         if not {d.lower() for d in providers.get(module, [])} & declared
     }
     assert undeclared == {}
+
+
+def test_each_optional_framework_is_an_extra_and_imported_only_by_the_callbacks() -> None:
+    extras = PROJECT["optional-dependencies"]
+    assert {extra for extra in OPTIONAL.values() if extra in extras} == set(OPTIONAL.values())
+    importers = {
+        p.relative_to(ROOT).as_posix()
+        for d in ("monitor", "workers")
+        for p in (ROOT / d).rglob("*.py")
+        if imported_modules(p) & OPTIONAL.keys()
+    }
+    assert importers == {"monitor/training_callbacks.py"}
 
 
 def test_the_undeclared_import_check_sees_a_transitive_only_module(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from monitor.alerts.slowdown import Slowdown
 from monitor.probes.kinds import KINDS
 from monitor.probes.state import DOWN, UP
 from monitor.probes.vantages import VantageHealth
@@ -114,6 +115,38 @@ def from_feed(provider: str, url: str, stale: bool, at: datetime, error: str | N
     summary = f"{provider} status feed unreadable" + (f": {error}" if error and stale else "")
     return Signal(
         "feed_stale", fingerprint("feed_stale", labels), "warning", labels, summary, stale, at
+    )
+
+
+def from_slowdown(
+    target: TargetFacts, slowdown: Slowdown, share: float, unit: str, at: datetime
+) -> Signal:
+    """``training_slowdown``: the job's throughput has stayed below ``share`` of its trailing
+    median. Dated to the first slow sample; resolved when a sample is back above the line."""
+    identity = {"target": target.name}
+    if slowdown.slow and slowdown.baseline and slowdown.latest is not None:
+        pct = 100 * slowdown.latest / slowdown.baseline
+        summary = (
+            f"{target.name} is training at {pct:.0f} % of its usual throughput "
+            f"({slowdown.latest:,.1f} {unit}/s against a median of {slowdown.baseline:,.1f}; "
+            f"the line is {100 * share:.0f} %)"
+        )
+    else:
+        summary = f"{target.name} is training at its usual throughput again"
+    extra: dict[str, object] = {"unit": unit}
+    if slowdown.baseline is not None:
+        extra["baseline"] = round(slowdown.baseline, 3)
+    if slowdown.latest is not None:
+        extra["latest"] = round(slowdown.latest, 3)
+    return Signal(
+        "training_slowdown",
+        fingerprint("training_slowdown", identity),
+        "warning",
+        target_labels(target),
+        summary,
+        slowdown.slow,
+        slowdown.since or at,
+        extra,
     )
 
 

@@ -16,17 +16,20 @@ from monitor.alerts.rules import (
     fingerprint,
     from_feed,
     from_incident,
+    from_slowdown,
     from_transition,
     from_vantage,
     target_labels,
 )
 from monitor.alerts.sla_rules import breach_signal, burn_signal, burn_windows
+from monitor.alerts.slowdown import SlowdownRule, judge_slowdown
 from monitor.config.models import Config
 from monitor.db.base import utcnow
 from monitor.db.models import (
     Alert,
     CreditClaim,
     Feed,
+    Heartbeat,
     Incident,
     Outage,
     ProbeResult,
@@ -102,7 +105,14 @@ def _usable_matters(row: Target, change: TargetTransition, reachable_down: set[i
 
 # Rules whose every alert is re-judged on each evaluation: one that is firing but no longer
 # asserted (its incident resolved long ago or vanished, its feed or target removed) resolves.
-EVALUATED_RULES = ("provider_incident", "feed_stale", "sla_burn", "sla_breach", "vantage_blind")
+EVALUATED_RULES = (
+    "provider_incident",
+    "feed_stale",
+    "sla_burn",
+    "sla_breach",
+    "vantage_blind",
+    "training_slowdown",
+)
 
 
 def evaluate(session: Session, config: Config, now: datetime) -> Applied:
@@ -113,6 +123,7 @@ def evaluate(session: Session, config: Config, now: datetime) -> Applied:
         *_feed_signals(session, config, now),
         *_sla_signals(session, config, now),
         *_vantage_signals(session, config, now),
+        *_slowdown_signals(session, config, now),
     ]
     signals += _orphans(session, signals, now)
     return apply(session, [*signals, *_claim_signals(session, now)], config, now)
@@ -142,6 +153,44 @@ def _orphans(session: Session, signals: Sequence[Signal], now: datetime) -> list
             Signal(alert.rule, alert.fingerprint, alert.severity, alert.labels, summary, False, now)
         )
     return orphans
+
+
+def slowdown_rule(config: Config) -> SlowdownRule:
+    alerts = config.alerts
+    return SlowdownRule(
+        share=alerts.slowdown_share,
+        after=timedelta(seconds=alerts.slowdown_after),
+        trailing=timedelta(seconds=alerts.slowdown_trailing),
+        min_samples=alerts.slowdown_min_samples,
+    )
+
+
+def _slowdown_signals(session: Session, config: Config, now: datetime) -> list[Signal]:
+    """``training_slowdown`` for every live target whose heartbeats report throughput."""
+    rule = slowdown_rule(config)
+    rows = session.execute(
+        select(Heartbeat.target_id, Heartbeat.at, Heartbeat.throughput, Heartbeat.payload)
+        .join(Target, Target.id == Heartbeat.target_id)
+        .where(
+            Target.retired_at.is_(None),
+            Heartbeat.throughput.is_not(None),
+            Heartbeat.at > now - rule.span,
+        )
+    ).all()
+    samples: dict[int, list[tuple[datetime, float]]] = {}
+    units: dict[int, str] = {}
+    for target_id, at, value, payload in rows:
+        samples.setdefault(target_id, []).append((at, value))
+        units[target_id] = str((payload or {}).get("unit") or "samples")
+    if not samples:
+        return []
+    targets = session.scalars(select(Target).where(Target.id.in_(samples)))
+    signals = []
+    for t in targets:
+        verdict = judge_slowdown(samples[t.id], now, rule)
+        facts = TargetFacts(t.name, t.kind, t.provider, t.region, t.zone, t.pool, t.gpus)
+        signals.append(from_slowdown(facts, verdict, rule.share, units[t.id], now))
+    return signals
 
 
 def _vantage_signals(session: Session, config: Config, now: datetime) -> list[Signal]:

@@ -8,7 +8,7 @@ hashes, and a password in a target's URL is masked.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -28,6 +28,7 @@ from monitor.config.loader import cross_check
 from monitor.config.models import Config, TargetConfig, TargetKind
 from monitor.db.base import utcnow
 from monitor.db.models import Target
+from monitor.probes.kinds.heartbeat import LastHeartbeat, latest_heartbeats
 from monitor.probes.state import DOWN, UNKNOWN, UP
 from monitor.status.health import fresh, target_state
 from monitor.status.repository import verdicts as status_verdicts
@@ -47,6 +48,15 @@ _FIELD_OF = {"sla_policy": "sla", "interval_s": "interval", "timeout_s": "timeou
 NO_NUL = r"^[^\x00]*$"  # PostgreSQL cannot compare text with NUL in it; refuse it as input
 
 Filter = Annotated[str | None, Query(max_length=200, pattern=NO_NUL)]
+
+
+class HeartbeatSeen(BaseModel):
+    """A training job's latest push: its step and throughput (samples or tokens a second)."""
+
+    at: datetime
+    step: int | None
+    throughput: float | None
+    unit: str | None
 
 
 class TargetOut(BaseModel):
@@ -80,6 +90,7 @@ class TargetOut(BaseModel):
     reachable: Literal["up", "down", "unknown"] = "unknown"
     usable: Literal["up", "down", "unknown"] = "unknown"
     last_probe_at: datetime | None = None
+    last_heartbeat: HeartbeatSeen | None = None  # pushed targets: the latest push
 
 
 class RegisteredTarget(TargetOut):
@@ -127,10 +138,13 @@ def verdicts(session: Session, rows: Sequence[Target], now: datetime) -> dict[in
     return out
 
 
-def target_out(row: Target, verdict: Verdict | None = None) -> dict[str, Any]:
+def target_out(
+    row: Target, verdict: Verdict | None = None, beat: LastHeartbeat | None = None
+) -> dict[str, Any]:
     settings = row.settings or {}
     seen = verdict or Verdict()
     return {
+        "last_heartbeat": None if beat is None else asdict(beat),
         "state": seen.state,
         "reachable": seen.reachable,
         "usable": seen.usable,
@@ -222,9 +236,10 @@ def list_targets(
     total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
     rows = session.scalars(query.order_by(Target.name).limit(limit).offset(offset)).all()
     seen = verdicts(session, rows, utcnow())
+    beats = latest_heartbeats(session, [row.id for row in rows])
     following = offset + limit
     return {
-        "items": [target_out(row, seen.get(row.id)) for row in rows],
+        "items": [target_out(row, seen.get(row.id), beats.get(row.id)) for row in rows],
         "total": total,
         "limit": limit,
         "offset": offset,
@@ -241,7 +256,8 @@ def get_target(name: str, _token: ReadToken, session: DbSession) -> dict[str, An
         raise ApiError(404, f"no target named {name!r}")
     if row.retired_at is not None:
         raise ApiError(404, f"target {name!r} was retired at {row.retired_at.isoformat()}")
-    return target_out(row, verdicts(session, [row], utcnow()).get(row.id))
+    beat = latest_heartbeats(session, [row.id]).get(row.id)
+    return target_out(row, verdicts(session, [row], utcnow()).get(row.id), beat)
 
 
 _TARGET_BODY = {

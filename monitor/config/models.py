@@ -300,6 +300,11 @@ class AlertsConfig(Strict):
     # a vantage disagreeing with the quorum on this share of its targets for this long is blind
     vantage_blind_share: Annotated[float, Field(gt=0, le=1)] = 0.9
     vantage_blind_after: Interval = 180.0
+    # training_slowdown: throughput below this share of its trailing median for this long
+    slowdown_share: Annotated[float, Field(gt=0, lt=1)] = 0.7
+    slowdown_after: Interval = 300.0
+    slowdown_trailing: Interval = 3600.0
+    slowdown_min_samples: Annotated[int, Field(ge=2)] = 10
 
 
 class ScheduleConfig(Strict):
