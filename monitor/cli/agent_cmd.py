@@ -17,8 +17,8 @@ def _duration(value: str) -> float:
         seconds = parse_duration(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
-    if seconds < 1:
-        raise click.BadParameter("at least 1 s")
+    if seconds < 0.1:
+        raise click.BadParameter("at least 0.1 s")
     return seconds
 
 
