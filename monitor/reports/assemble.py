@@ -22,7 +22,9 @@ from monitor.reports.model import (
     PoolReport,
     ProviderReport,
     TargetReport,
+    WorkRow,
 )
+from monitor.reports.work import nominal_rate, per_million, work_done
 from monitor.sla.intervals import Span, at_least, clip, intersect, merge, subtract, total
 from monitor.sla.math import (
     claim_deadline,
@@ -55,6 +57,7 @@ def assemble(
         for t in alive
     ]
     provider_rows = _rank(_providers(inputs, alive, targets, policies))
+    work_rows = _work_rows(targets, provider_rows)
     accounting = _accounting(inputs, policies, alive)
     return MonthlyReport(
         month=inputs.month,
@@ -68,6 +71,7 @@ def assemble(
         pools=tuple(_pools(inputs, alive)),
         incidents=tuple(_incident_row(i, alive) for i in inputs.incidents),
         notes=tuple(_notes(inputs, targets)),
+        work=tuple(work_rows),
     )
 
 
@@ -119,6 +123,16 @@ def _target_report(
     uptime = uptime_pct(counted, period, unknown)
     credit = credit_pct(uptime, policy) if policy and uptime is not None else 0.0
     hours_lost = _seconds(usable or reach) / HOUR
+    spend = target.hourly_price * period.total_seconds() / HOUR
+    # slow: up and usable, but training slower than its own median (down time is not slow)
+    slow = subtract(merge(target.slow), merge([*reach, *usable]))
+    samples = [s for s in target.throughput if lifetime.start <= s[0] <= lifetime.end]
+    rate = nominal_rate(samples) if target.work_unit else None
+    work = (
+        work_done(target.throughput, lifetime, timedelta(seconds=target.work_gap_s))
+        if target.work_unit
+        else 0.0
+    )
     return TargetReport(
         name=target.name,
         provider=target.provider,
@@ -141,6 +155,13 @@ def _target_report(
         gpu_hours_lost=hours_lost * target.gpus,
         cost_lost=hours_lost * target.hourly_price,
         outages=tuple(_evidence(target, policy, facts, incidents, watched, providers)),
+        instance_type=target.instance_type,
+        slow_s=_seconds(slow),
+        work_unit=target.work_unit,
+        work=work,
+        nominal_rate=rate,
+        list_price_per_million=per_million(target.hourly_price, rate * HOUR) if rate else None,
+        effective_price_per_million=per_million(spend, work) if target.work_unit else None,
     )
 
 
@@ -309,7 +330,65 @@ def _provider(
         gpu_hours=gpu_hours,
         gpu_hours_lost=lost,
         effective_price_per_gpu_hour=spend / (gpu_hours - lost) if gpu_hours - lost > 0 else None,
+        **_provider_work([r for _, r in rows]),
     )
+
+
+def _provider_work(reports: Sequence[TargetReport]) -> dict[str, Any]:
+    """The provider's effective price per million units of work, over its targets that report
+    work in the unit most of them use (prices in different units do not add up)."""
+    units = Counter(r.work_unit for r in reports if r.work_unit)
+    if not units:
+        return {}
+    unit = units.most_common(1)[0][0]
+    working = [r for r in reports if r.work_unit == unit]
+    spend = sum(_spend(r) for r in working)
+    return {
+        "work_unit": unit,
+        "effective_price_per_million": per_million(spend, sum(r.work for r in working)),
+    }
+
+
+def _spend(r: TargetReport) -> float:
+    return r.hourly_price * (r.observed_s + r.unknown_s) / HOUR
+
+
+def _work_rows(
+    reports: Sequence[TargetReport], providers: Sequence[ProviderReport]
+) -> list[WorkRow]:
+    """Price / performance / stability per provider, instance type and unit of work."""
+    groups: dict[tuple[str, str, str], list[TargetReport]] = defaultdict(list)
+    for r in reports:
+        if r.work_unit:
+            groups[(r.provider or "", r.instance_type or "", r.work_unit)].append(r)
+    ttr = {p.slug: p.ttr_median_s for p in providers}
+    rows = []
+    for (provider, instance_type, unit), members in sorted(groups.items()):
+        observed = sum(r.observed_s for r in members)
+        down = sum(r.downtime_s for r in members)
+        unusable = sum(max(0.0, r.usable_downtime_s - r.downtime_s) for r in members)
+        spend = sum(_spend(r) for r in members)
+        work = sum(r.work for r in members)
+        nominal_work = sum((r.nominal_rate or 0.0) * (r.observed_s + r.unknown_s) for r in members)
+        rows.append(
+            WorkRow(
+                provider=provider or None,
+                instance_type=instance_type or None,
+                work_unit=unit,
+                targets=len(members),
+                availability_pct=100 * (1 - down / observed) if observed > 0 else None,
+                usable_pct=100 * (1 - (down + unusable) / observed) if observed > 0 else None,
+                ttr_median_s=ttr.get(provider),
+                downtime_s=down,
+                unusable_s=unusable,
+                slow_s=sum(r.slow_s for r in members),
+                spend=spend,
+                work=work,
+                list_price_per_million=per_million(spend, nominal_work),
+                effective_price_per_million=per_million(spend, work),
+            )
+        )
+    return rows
 
 
 def _main_policy(
@@ -358,10 +437,16 @@ def _median(values: Sequence[float | None]) -> float | None:
 
 
 def _rank(rows: list[ProviderReport]) -> list[ProviderReport]:
-    """Scorecard: measured availability first, then faster resolution, then cheaper GPU-hours."""
+    """Scorecard: the cheapest unit of training work actually delivered first (where providers
+    report work in the same unit: downtime, unusable GPUs and slowdowns are priced in), then
+    measured availability, faster resolution and cheaper available GPU-hours."""
+    units = Counter(p.work_unit for p in rows if p.effective_price_per_million is not None)
+    unit = units.most_common(1)[0][0] if units else None
 
-    def key(p: ProviderReport) -> tuple[float, float, float]:
+    def key(p: ProviderReport) -> tuple[float, float, float, float]:
+        per_unit = p.effective_price_per_million if p.work_unit == unit else None
         return (
+            per_unit if per_unit is not None else float("inf"),
             -(p.uptime_pct if p.uptime_pct is not None else -1.0),
             p.ttr_median_s if p.ttr_median_s is not None else float("inf"),
             p.effective_price_per_gpu_hour or float("inf"),

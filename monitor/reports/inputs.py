@@ -5,15 +5,24 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.selectable import ScalarSelect
 
 from monitor.config.models import Config, MaintenanceConfig
-from monitor.db.models import Incident, MaintenanceWindow, ObservedWindow, Outage, Provider, Target
+from monitor.db.models import (
+    Alert,
+    Heartbeat,
+    Incident,
+    MaintenanceWindow,
+    ObservedWindow,
+    Outage,
+    Provider,
+    Target,
+)
 from monitor.sla.intervals import Span
 from monitor.sla.maintenance import windows_for
 from monitor.sla.months import month_bounds
@@ -33,6 +42,13 @@ class TargetInput:
     observed: tuple[Span, ...]  # known time (probe coverage, imported history, outages)
     outages: tuple[tuple[str, Span, bool], ...]  # (series, span clipped to period, still open)
     maintenance: tuple[Span, ...]
+    instance_type: str | None = None
+    # the training job's throughput series (heartbeats), its unit and the silence that ends a
+    # stretch of work (the target's grace), and its training_slowdown spans
+    throughput: tuple[tuple[datetime, float], ...] = ()
+    work_unit: str | None = None
+    work_gap_s: float = 60.0
+    slow: tuple[Span, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +95,18 @@ def gather(session: Session, month: str, now: datetime, config: Config) -> Repor
     observed = _observed(session, ids, period)
     outages = _outages(session, ids, period)
     maintenance = _maintenance(session, period)
+    throughput = _throughput(session, ids, period)
+    slow = _slow(session, [t.name for t, _ in rows], period)
     targets = tuple(
-        _target(t, born, period, observed[t.id], outages[t.id], maintenance, config.maintenance)
+        replace(
+            _target(
+                t, born, period, observed[t.id], outages[t.id], maintenance, config.maintenance
+            ),
+            throughput=tuple(throughput[t.id][0]),
+            work_unit=throughput[t.id][1],
+            work_gap_s=_grace(t),
+            slow=tuple(slow[t.name]),
+        )
         for t, born in rows
     )
     providers = {p.slug: p for p in session.scalars(select(Provider))}
@@ -165,6 +191,54 @@ def _outages(
     return found
 
 
+def _throughput(
+    session: Session, ids: list[int], period: Span
+) -> dict[int, tuple[list[tuple[datetime, float]], str | None]]:
+    """Each target's heartbeats with a throughput in the period (and the one just before, whose
+    time starts the first interval), and the unit its job reports in."""
+    found: dict[int, tuple[list[tuple[datetime, float]], str | None]] = defaultdict(
+        lambda: ([], None)
+    )
+    query = (
+        select(Heartbeat.target_id, Heartbeat.at, Heartbeat.throughput, Heartbeat.payload)
+        .where(
+            Heartbeat.target_id.in_(ids),
+            Heartbeat.throughput.is_not(None),
+            Heartbeat.at >= period.start - timedelta(hours=1),
+            Heartbeat.at <= period.end + timedelta(hours=1),
+        )
+        .order_by(Heartbeat.target_id, Heartbeat.at)
+    )
+    for target_id, at, rate, payload in session.execute(query):
+        samples, unit = found[target_id]
+        samples.append((at, float(rate)))
+        found[target_id] = (samples, unit or str((payload or {}).get("unit") or "samples"))
+    return found
+
+
+def _grace(target: Target) -> float:
+    """The silence after which a heartbeat target is down: no work is counted across it."""
+    grace = (target.settings or {}).get("grace_s")
+    return float(grace) if isinstance(grace, int | float) else 2 * target.interval_s
+
+
+def _slow(session: Session, names: list[str], period: Span) -> dict[str, list[Span]]:
+    """``training_slowdown`` alerts' spans in the period, by target name."""
+    spans: dict[str, list[Span]] = defaultdict(list)
+    query = select(Alert.labels, Alert.started_at, Alert.resolved_at).where(
+        Alert.rule == "training_slowdown",
+        Alert.started_at < period.end,
+        or_(Alert.resolved_at.is_(None), Alert.resolved_at > period.start),
+    )
+    wanted = set(names)
+    for labels, start, end in session.execute(query):
+        name = (labels or {}).get("target")
+        span = _clipped(start, end or period.end, period)
+        if name in wanted and span is not None:
+            spans[name].append(span)
+    return spans
+
+
 def _maintenance(session: Session, period: Span) -> list[MaintenanceWindow]:
     query = select(MaintenanceWindow).where(
         MaintenanceWindow.starts_at < period.end, MaintenanceWindow.ends_at > period.start
@@ -207,6 +281,7 @@ def _target(
         sla=row.sla_policy,
         gpus=row.gpus,
         hourly_price=float(row.hourly_price or 0),
+        instance_type=row.instance_type,
         lifetime=lifetime,
         observed=tuple(known),
         outages=tuple(outages),

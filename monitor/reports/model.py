@@ -46,6 +46,14 @@ class TargetReport:
     gpu_hours_lost: float
     cost_lost: float
     outages: tuple[OutageRow, ...] = ()
+    instance_type: str | None = None
+    slow_s: float = 0.0  # training_slowdown time: up and usable, but slower than its own median
+    # work: what the training job on it reported (heartbeats' throughput), in ``work_unit``
+    work_unit: str | None = None  # samples | tokens; None: no throughput reported
+    work: float = 0.0  # units processed in the period
+    nominal_rate: float | None = None  # its median throughput, units a second
+    list_price_per_million: float | None = None  # hourly price at the nominal rate, per M units
+    effective_price_per_million: float | None = None  # what it cost / what it processed, per M
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +97,30 @@ class ProviderReport:
     gpu_hours_lost: float
     effective_price_per_gpu_hour: float | None  # spend / available GPU-hours
     rank: int | None = None
+    work_unit: str | None = None  # the unit of effective_price_per_million
+    effective_price_per_million: float | None = None  # spend on working targets / their work
+
+
+@dataclass(frozen=True, slots=True)
+class WorkRow:
+    """Price / performance / stability for one provider and instance type: what a unit of
+    training work actually cost, with the hours lost to downtime, unusable GPUs and slowdowns
+    priced in, beside what it would have cost at the list price and the job's usual speed."""
+
+    provider: str | None
+    instance_type: str | None
+    work_unit: str
+    targets: int
+    availability_pct: float | None  # observed reachable uptime of these targets
+    usable_pct: float | None
+    ttr_median_s: float | None  # the provider's incidents' time to resolve
+    downtime_s: float
+    unusable_s: float  # reachable, GPUs or progress not (usable downtime beyond downtime)
+    slow_s: float
+    spend: float
+    work: float
+    list_price_per_million: float | None
+    effective_price_per_million: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,3 +145,4 @@ class MonthlyReport:
     pools: tuple[PoolReport, ...] = ()
     incidents: tuple[IncidentRow, ...] = ()
     notes: tuple[str, ...] = field(default=())  # e.g. "no probe data at all this month"
+    work: tuple[WorkRow, ...] = ()

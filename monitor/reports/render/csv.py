@@ -16,6 +16,8 @@ outage     target (the target's name), then every :class:`OutageRow` field
 pool       every :class:`PoolReport` field
 incident   every :class:`IncidentRow` field (``regions`` joined with ``;``)
 note       text
+work       every :class:`WorkRow` field: price / performance / stability per provider and
+           instance type (effective and list price per million units of work)
 policy     key, value (one row per top-level policy setting; the value as JSON)
 =========  ==========================================================================
 
@@ -42,6 +44,7 @@ from monitor.reports.model import (
     PoolReport,
     ProviderReport,
     TargetReport,
+    WorkRow,
 )
 from monitor.reports.render.codec import format_time, hints, optional_of, parse_time
 
@@ -98,6 +101,7 @@ def _blocks(report: MonthlyReport) -> Iterator[list[Row]]:
     yield _dataclass_block("pool", PoolReport, report.pools)
     yield _dataclass_block("incident", IncidentRow, report.incidents)
     yield _block("note", ("text",), [[_cell(n)] for n in report.notes])
+    yield _dataclass_block("work", WorkRow, report.work)
     policy = [[_cell(str(k)), _cell(json.dumps(v))] for k, v in report.policy.items()]
     yield _block("policy", ("key", "value"), policy)
 
@@ -169,6 +173,7 @@ def _assemble(sections: dict[str, list[dict[str, str]]]) -> MonthlyReport:
         pools=tuple(_read(PoolReport, r) for r in sections.get("pool", [])),
         incidents=tuple(_read(IncidentRow, r) for r in sections.get("incident", [])),
         notes=tuple(_untext(r["text"]) for r in sections.get("note", [])),
+        work=tuple(_read(WorkRow, r) for r in sections.get("work", [])),
     )
 
 

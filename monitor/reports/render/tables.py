@@ -191,6 +191,7 @@ def scorecard(report: MonthlyReport) -> Table:
                 duration(p.status_page_lag_median_s),
                 str(p.incidents),
                 money(p.effective_price_per_gpu_hour),
+                _per_unit(p),
             )
         )
         flags.append(flag)
@@ -205,12 +206,21 @@ def scorecard(report: MonthlyReport) -> Table:
         Column("Status-page lag", True),
         Column("Incidents", True, 0.8),
         Column(in_currency("Price / available GPU-h", report), True, 1.3),
+        Column(in_currency("Price / M units of work", report), True, 1.3),
     ]
     caption = (
-        "Ranked on measured SLA-eligible availability, then incident response and effective "
-        "price per available GPU-hour (spend / GPU-hours the instances were up)."
+        "Ranked on the effective price per million units of training work delivered (where "
+        "jobs report throughput: downtime, unusable GPUs and slowdowns priced in), then "
+        "measured SLA-eligible availability, incident response and effective price per "
+        "available GPU-hour (spend / GPU-hours the instances were up)."
     )
     return _table("scorecard", "Provider scorecard", cols, rows, flags, caption)
+
+
+def _per_unit(p: ProviderReport) -> str:
+    if p.effective_price_per_million is None:
+        return NONE
+    return f"{unit_price(p.effective_price_per_million)} ({p.work_unit})"
 
 
 def provider_sla(report: MonthlyReport) -> Table:
@@ -285,6 +295,50 @@ def training_impact(report: MonthlyReport) -> Table:
     ]
     caption = "GPU-hours lost = outage duration × GPUs; money lost = GPU-hours lost × price."
     return _table("impact", "Training impact", cols, rows, (), caption)
+
+
+def unit_price(value: float | None) -> str:
+    """A price per million units of work: four decimals (``0.5571``), as they are small."""
+    return NONE if value is None else f"{value:,.4f}"
+
+
+def work_price(report: MonthlyReport) -> Table:
+    """Price / performance / stability per provider and instance type."""
+    names = {p.slug: p.name or p.slug for p in report.providers}
+    rows: list[tuple[Cell, ...]] = []
+    for w in report.work:
+        rows.append(
+            (
+                names.get(w.provider or "", w.provider or NO_PROVIDER),
+                w.instance_type or NONE,
+                pct(w.availability_pct),
+                duration(w.ttr_median_s),
+                hours((w.downtime_s + w.unusable_s + w.slow_s) / HOUR),
+                hours(w.slow_s / HOUR),
+                f"{w.work / 1e6:,.1f} M {w.work_unit}",
+                unit_price(w.list_price_per_million),
+                unit_price(w.effective_price_per_million),
+            )
+        )
+    cols = [
+        Column("Provider", width=1.4),
+        Column("Instance type", width=1.2),
+        Column("Availability", True),
+        Column("TTR median", True),
+        Column("Hours lost", True, 0.8),
+        Column("of which slow", True, 0.8),
+        Column("Work done", True, 1.2),
+        Column(in_currency("List / M units", report), True),
+        Column(in_currency("Effective / M units", report), True, 1.2),
+    ]
+    caption = (
+        "Effective price = what the instances cost / the work their training jobs reported, "
+        "per million samples or tokens: hours down, unusable or slow are paid for and deliver "
+        "little or nothing. List price = hourly price at the job's median speed. Hours lost = "
+        "down + unusable + slow (slow: up, but below its trailing median, training_slowdown)."
+    )
+    empty = "No training job reported throughput this month."
+    return _table("work", "Price per unit of work", cols, rows, (), caption, empty)
 
 
 def _impact_of(label: str, members: Sequence[TargetReport]) -> tuple[Cell, ...]:
@@ -480,6 +534,7 @@ def all_tables(report: MonthlyReport) -> list[Table]:
         scorecard(report),
         provider_sla(report),
         training_impact(report),
+        work_price(report),
         targets(report),
         outages(report),
         pools(report),

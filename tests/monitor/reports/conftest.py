@@ -22,6 +22,7 @@ from monitor.reports.model import (
     PoolReport,
     ProviderReport,
     TargetReport,
+    WorkRow,
 )
 
 START = datetime(2025, 6, 1, tzinfo=UTC)
@@ -237,6 +238,24 @@ def small_report() -> MonthlyReport:
             ),
         ),
         notes=("lambda-h100-1: no probe data this month; its uptime is unknown, not 100%.",),
+        work=(
+            WorkRow(
+                provider="lambda",
+                instance_type="gpu_8x_h100",
+                work_unit="tokens",
+                targets=1,
+                availability_pct=99.9998,
+                usable_pct=99.99,
+                ttr_median_s=None,
+                downtime_s=0.2592,
+                unusable_s=7.5,
+                slow_s=5400.0,
+                spend=928.8,
+                work=1.875e12,
+                list_price_per_million=0.4896,
+                effective_price_per_million=0.49536,
+            ),
+        ),
     )
 
 
