@@ -78,6 +78,29 @@ WITH {SLA_FLEET}, down AS (
 """
 
 
+# Each working target's month to date: the work its heartbeats report (each one's throughput
+# times the time since the previous one, not across a silence longer than the target's grace,
+# clipped to the month), its median throughput, and what it cost since it appeared.
+WORK_MONTH_TO_DATE = """beats AS (
+  SELECT h.target_id, h.at, h.throughput, COALESCE(h.payload->>'unit', 'samples') AS unit,
+    lag(h.at) OVER (PARTITION BY h.target_id ORDER BY h.at) AS prev_at
+  FROM heartbeats h
+  WHERE h.throughput IS NOT NULL AND h.at <= $__timeTo()::timestamptz
+    AND h.at > date_trunc('month', $__timeTo()::timestamptz) - interval '1 hour'
+), work AS (
+  SELECT b.target_id, min(b.unit) AS unit,
+    sum(CASE WHEN extract(epoch FROM b.at - b.prev_at) <= COALESCE((t.settings->>'grace_s')::float, 2 * t.interval_s)
+      THEN b.throughput * GREATEST(0, extract(epoch FROM b.at - GREATEST(b.prev_at, date_trunc('month', $__timeTo()::timestamptz))))
+      ELSE 0 END) AS work,
+    percentile_cont(0.5) WITHIN GROUP (ORDER BY b.throughput) AS nominal,
+    GREATEST(0, extract(epoch FROM $__timeTo()::timestamptz - GREATEST(date_trunc('month', $__timeTo()::timestamptz), min(t.created_at)))) AS seconds,
+    min(t.hourly_price) * GREATEST(0, extract(epoch FROM $__timeTo()::timestamptz - GREATEST(date_trunc('month', $__timeTo()::timestamptz), min(t.created_at)))) / 3600 AS spend
+  FROM beats b JOIN targets t ON t.id = b.target_id
+  WHERE b.prev_at IS NOT NULL AND b.at > date_trunc('month', $__timeTo()::timestamptz)
+  GROUP BY b.target_id
+)"""
+
+
 def month_to_date(select: str) -> str:
     """A query over ``fleet`` and ``down`` (``MONTH_TO_DATE_DOWNTIME``)."""
     return MONTH_TO_DATE_DOWNTIME.strip() + "\n" + sql(select)
@@ -961,6 +984,34 @@ def sla_compliance() -> builders.Dashboard:
                     """
                 ),
                 units={"credit_pct": "percent"},
+            ),
+            table_panel(
+                7,
+                "Price per unit of training work (month to date)",
+                Grid(0, 32, 24, 8),
+                sql(
+                    f"""
+                        WITH {WORK_MONTH_TO_DATE}
+                        SELECT t.provider, COALESCE(t.instance_type, 'none') AS instance_type, w.unit, count(*) AS targets,
+                          round((sum(w.work) / 1e6)::numeric, 1) AS work_millions,
+                          round((sum(w.spend) / NULLIF(sum(w.nominal * w.seconds) / 1e6, 0))::numeric, 4) AS list_price_per_million,
+                          round((sum(w.spend) / NULLIF(sum(w.work) / 1e6, 0))::numeric, 4) AS effective_price_per_million
+                        FROM work w JOIN targets t ON t.id = w.target_id
+                        WHERE ('__all__' IN ($provider) OR t.provider IN ($provider)) AND ('__all__' IN ($region) OR COALESCE(t.region, 'none') IN ($region)) AND ('__all__' IN ($pool) OR COALESCE(t.pool, 'none') IN ($pool))
+                        GROUP BY t.provider, COALESCE(t.instance_type, 'none'), w.unit
+                        ORDER BY effective_price_per_million NULLS LAST, 1, 2
+                    """
+                ),
+                description=(
+                    "What the instances cost this month over the work their training jobs "
+                    "reported (heartbeats' throughput), per million samples or tokens: hours "
+                    "down, unusable or slow are paid for and deliver little. List: the hourly "
+                    "price at the job's median speed. The monthly report has the same figures."
+                ),
+                units={
+                    "list_price_per_million": "currencyUSD",
+                    "effective_price_per_million": "currencyUSD",
+                },
             ),
         ],
     )

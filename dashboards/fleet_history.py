@@ -235,6 +235,16 @@ FLEET = [
            FROM targets t WHERE t.name LIKE 'fleet-%' AND t.pool IS NOT NULL
            GROUP BY t.provider, t.pool HAVING min(t.id) % 5 = 0""",
     ),
+    (
+        # one target in ten runs a training job that reports its throughput every minute
+        # (tokens, a tenth slower on every seventh box) over the minute-rollup hours
+        "heartbeats",
+        """INSERT INTO heartbeats (target_id, at, step, throughput, payload)
+           SELECT t.id, m, extract(epoch FROM m)::bigint / 60,
+                  CASE WHEN t.id % 7 = 0 THEN 900.0 ELSE 1000.0 END, '{"unit": "tokens"}'
+           FROM (SELECT id FROM targets WHERE name LIKE 'fleet-%' AND id % 10 = 0) AS t,
+                generate_series(:minute_from, :now, interval '1 minute') AS m""",
+    ),
 ]
 
 RAW_HOUR = """

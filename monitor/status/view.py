@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from monitor.alerts.channel_state import ChannelState, channel_states
 from monitor.config import Config
 from monitor.probes.vantages import VantageHealth, vantage_health
-from monitor.reports.model import ProviderReport
+from monitor.reports.model import ProviderReport, WorkRow
 from monitor.reports.service import build_monthly
 from monitor.status import repository
 from monitor.status.health import (
@@ -104,6 +104,21 @@ class SlaView:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkView:
+    """Price / performance / stability of one provider and instance type, month to date."""
+
+    provider: str
+    instance_type: str
+    unit: str
+    availability_pct: float | None
+    hours_lost: float  # down + unusable + slow
+    slow_hours: float
+    work_millions: float
+    list_price_per_million: float | None
+    effective_price_per_million: float | None
+
+
+@dataclass(frozen=True, slots=True)
 class Summary:
     """The banner: the fleet's worst state and how many targets are in each."""
 
@@ -123,6 +138,7 @@ class StatusView:
     vantages: tuple[VantageRow, ...] = ()
     history_start: datetime | None = None  # the bar's left edge
     channels: tuple[ChannelView, ...] = ()  # the disabled notification channels only
+    work: tuple[WorkView, ...] = ()  # the report's price per unit of work
 
     @property
     def summary(self) -> Summary:
@@ -203,6 +219,27 @@ def vantage_rows(health: Iterable[VantageHealth]) -> tuple[VantageRow, ...]:
     )
 
 
+def work_of(
+    providers: Iterable[ProviderView], reports: Iterable[ProviderReport], rows: Iterable[WorkRow]
+) -> tuple[WorkView, ...]:
+    """The report's work rows as the page shows them: provider names, hours, millions."""
+    names = {p.slug: p.name for p in providers} | {r.slug: r.name for r in reports}
+    return tuple(
+        WorkView(
+            provider=names.get(w.provider or "", w.provider or "(no provider)"),
+            instance_type=w.instance_type or "—",
+            unit=w.work_unit,
+            availability_pct=w.availability_pct,
+            hours_lost=(w.downtime_s + w.unusable_s + w.slow_s) / 3600,
+            slow_hours=w.slow_s / 3600,
+            work_millions=w.work / 1e6,
+            list_price_per_million=w.list_price_per_million,
+            effective_price_per_million=w.effective_price_per_million,
+        )
+        for w in rows
+    )
+
+
 def sla_of(
     providers: Iterable[ProviderView], reports: Iterable[ProviderReport]
 ) -> tuple[SlaView, ...]:
@@ -275,4 +312,5 @@ def build_view(session: Session, config: Config, now: datetime) -> StatusView:
         vantages=vantage_rows(vantage_health(session, now)),
         history_start=edges[0],
         channels=disabled_channels(channel_states(session, config)),
+        work=work_of(providers, report.providers, report.work),
     )

@@ -89,6 +89,10 @@ TABLE_COLUMNS: dict[tuple[str, int], list[str]] = {
     ("slamon-sla-compliance", 6): [
         "provider", "month", "scope", "credit_pct", "deadline", "claimed",
     ],
+    ("slamon-sla-compliance", 7): [
+        "provider", "instance_type", "unit", "targets", "work_millions",
+        "list_price_per_million", "effective_price_per_million",
+    ],
     ("slamon-alerts", 1): ["firing", "silenced"],
     ("slamon-alerts", 2): [
         "time", "severity", "rule", "summary", "provider", "target", "last_notified_at",
@@ -252,7 +256,8 @@ def seed(session: Session) -> None:
     session.add(feed)
     targets = [
         m.Target(name="gpu-a", kind="http", provider="lambda", region="us-east-1", pool="h100",
-                 gpus=8, instance_type="8xH100", sla_policy="gold"),
+                 gpus=8, instance_type="8xH100", sla_policy="gold", hourly_price=24.0,
+                 created_at=now - timedelta(hours=48)),
         m.Target(name="gpu-b", kind="http", provider="lambda", region="us-east-1", pool="h100",
                  gpus=8),
         m.Target(name="gpu-c", kind="http", provider="runpod", region=None, pool=None, gpus=1,
@@ -348,6 +353,18 @@ def seed(session: Session) -> None:
         m.TaskStat(task="slamon.probes.run_shard", runs=10, failures=1, seconds_total=4.0,
                    last_seconds=0.5, last_finished_at=now - timedelta(seconds=20))
     )  # fmt: skip
+    # gpu-a (a Lambda 8xH100) runs a training job reporting 1,000 tokens/s every minute for the
+    # last two hours (within the month), silent for ten minutes in the middle
+    job = targets[0]
+    first = max(now - timedelta(hours=2), month0 + timedelta(minutes=1))
+    minute = 0
+    while first + timedelta(minutes=minute) <= now:
+        if not 50 <= minute < 60:
+            session.add(
+                m.Heartbeat(target_id=job.id, at=first + timedelta(minutes=minute), step=minute,
+                            throughput=1000.0, payload={"unit": "tokens"})
+            )  # fmt: skip
+        minute += 1
     session.flush()
 
 

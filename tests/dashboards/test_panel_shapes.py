@@ -51,6 +51,7 @@ UNITS: dict[tuple[str, str], str | None] = {
     ("slamon-sla-compliance", "Error budget burned (month to date)"): "percent",
     ("slamon-sla-compliance", "Downtime per interval"): "m",
     ("slamon-sla-compliance", "Service credits owed"): None,
+    ("slamon-sla-compliance", "Price per unit of training work (month to date)"): None,
 }
 # Units that say what a quantity is: time, a share, or money; never the unitless "short".
 QUANTITY_UNITS = {"percent", "percentunit", "ms", "s", "m", "h", "currencyUSD", "currencyEUR"}
@@ -174,7 +175,10 @@ def test_every_row_of_the_grid_is_filled_edge_to_edge(name: str) -> None:
 
 
 # A table column's unit follows from its name: Grafana shows "42 min" and "99.95%", not 42.
-COLUMN_UNITS = {"_minutes": "m", "_seconds": "s", "seconds_": "s", "_pct": "percent", "_ms": "ms"}
+COLUMN_UNITS = {
+    "_minutes": "m", "_seconds": "s", "seconds_": "s", "_pct": "percent", "_ms": "ms",
+    "_per_million": "currencyUSD",
+}  # fmt: skip
 
 
 def column_units(panel: dict[str, Any]) -> dict[str, str]:
@@ -278,3 +282,20 @@ def test_the_fleet_time_panel_shows_unobserved_time_as_unknown(seeded: Connectio
     assert float(lambda_["reachable_pct"]) < 100
     assert float(lambda_["unusable_minutes"]) == pytest.approx(10, abs=0.1)
     assert float(lambda_["unknown_pct"]) == 0
+
+
+@pytest.mark.postgres
+def test_the_work_price_panel_counts_work_between_heartbeats_and_not_across_a_silence(
+    seeded: Connection,
+) -> None:
+    """gpu-a's job: 1,000 tokens/s every minute for two hours, silent for ten minutes: 109
+    one-minute intervals of work (the 11-minute gap is longer than its grace) = 6.54 M tokens,
+    unless the month began less than two hours ago (then fewer, never more)."""
+    dashboard, panel = find("slamon-sla-compliance", 7)
+    ((columns, rows),) = run_panel(seeded, dashboard, panel)
+    [row] = [dict(zip(columns, r, strict=True)) for r in rows]
+    assert (row["provider"], row["instance_type"], row["unit"]) == ("lambda", "8xH100", "tokens")
+    assert 0 < float(row["work_millions"]) <= 6.6
+    if seeded_now(seeded).day > 1:
+        assert float(row["work_millions"]) == 6.5
+    assert float(row["effective_price_per_million"]) > float(row["list_price_per_million"]) > 0

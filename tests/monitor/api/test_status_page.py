@@ -772,3 +772,24 @@ def test_the_page_is_gzipped_for_clients_that_take_it(
     assert int(zipped.headers["content-length"]) < len(plain.content) / 3
     assert "gpu-h100-1" in fleet(zipped.text)
     assert zipped.text.count("<tr") == plain.text.count("<tr")
+
+
+def test_the_page_shows_the_price_per_unit_of_work_of_the_worked_example(
+    session: Session,
+) -> None:
+    """The report's worked example (tests/monitor/reports/test_work.py), read on the last
+    instant of November: $1,440 for 2,584.8 M samples, $0.5571 per million against $0.5556."""
+    from tests.monitor.reports.test_work import DEC, worked_example
+
+    worked_example(session)
+    view = build_view(session, Config(), DEC - timedelta(microseconds=1))
+    [work] = view.work
+    assert (work.provider, work.instance_type, work.unit) == ("runpod", "A100-80G", "samples")
+    assert (work.hours_lost, work.slow_hours) == (3.0, 2.0)
+    page = render(view)
+    table = page[page.index('<table id="work"') :]
+    table = table[: table.index("</table>")]
+    assert "A100-80G" in table
+    assert "2,584.8 M samples" in table
+    assert "0.5556" in table
+    assert "0.5571" in table
