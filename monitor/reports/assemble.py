@@ -158,7 +158,7 @@ def _target_report(
         instance_type=target.instance_type,
         slow_s=_seconds(slow),
         work_unit=target.work_unit,
-        work=work,
+        work_done=work,
         nominal_rate=rate,
         list_price_per_million=per_million(target.hourly_price, rate * HOUR) if rate else None,
         effective_price_per_million=per_million(spend, work) if target.work_unit else None,
@@ -343,9 +343,11 @@ def _provider_work(reports: Sequence[TargetReport]) -> dict[str, Any]:
     unit = units.most_common(1)[0][0]
     working = [r for r in reports if r.work_unit == unit]
     spend = sum(_spend(r) for r in working)
+    done = sum(r.work_done for r in working)
     return {
         "work_unit": unit,
-        "effective_price_per_million": per_million(spend, sum(r.work for r in working)),
+        "work_done": done,
+        "effective_price_per_million": per_million(spend, done),
     }
 
 
@@ -368,7 +370,7 @@ def _work_rows(
         down = sum(r.downtime_s for r in members)
         unusable = sum(max(0.0, r.usable_downtime_s - r.downtime_s) for r in members)
         spend = sum(_spend(r) for r in members)
-        work = sum(r.work for r in members)
+        work = sum(r.work_done for r in members)
         nominal_work = sum((r.nominal_rate or 0.0) * (r.observed_s + r.unknown_s) for r in members)
         rows.append(
             WorkRow(
@@ -383,7 +385,7 @@ def _work_rows(
                 unusable_s=unusable,
                 slow_s=sum(r.slow_s for r in members),
                 spend=spend,
-                work=work,
+                work_done=work,
                 list_price_per_million=per_million(spend, nominal_work),
                 effective_price_per_million=per_million(spend, work),
             )

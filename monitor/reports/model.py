@@ -50,7 +50,7 @@ class TargetReport:
     slow_s: float = 0.0  # training_slowdown time: up and usable, but slower than its own median
     # work: what the training job on it reported (heartbeats' throughput), in ``work_unit``
     work_unit: str | None = None  # samples | tokens; None: no throughput reported
-    work: float = 0.0  # units processed in the period
+    work_done: float = 0.0  # units processed in the period
     nominal_rate: float | None = None  # its median throughput, units a second
     list_price_per_million: float | None = None  # hourly price at the nominal rate, per M units
     effective_price_per_million: float | None = None  # what it cost / what it processed, per M
@@ -97,7 +97,8 @@ class ProviderReport:
     gpu_hours_lost: float
     effective_price_per_gpu_hour: float | None  # spend / available GPU-hours
     rank: int | None = None
-    work_unit: str | None = None  # the unit of effective_price_per_million
+    work_unit: str | None = None  # the unit of work_done and effective_price_per_million
+    work_done: float = 0.0  # over its targets that report in work_unit
     effective_price_per_million: float | None = None  # spend on working targets / their work
 
 
@@ -118,7 +119,7 @@ class WorkRow:
     unusable_s: float  # reachable, GPUs or progress not (usable downtime beyond downtime)
     slow_s: float
     spend: float
-    work: float
+    work_done: float
     list_price_per_million: float | None
     effective_price_per_million: float | None
 

@@ -232,7 +232,7 @@ def work_of(
             availability_pct=w.availability_pct,
             hours_lost=(w.downtime_s + w.unusable_s + w.slow_s) / 3600,
             slow_hours=w.slow_s / 3600,
-            work_millions=w.work / 1e6,
+            work_millions=w.work_done / 1e6,
             list_price_per_million=w.list_price_per_million,
             effective_price_per_million=w.effective_price_per_million,
         )

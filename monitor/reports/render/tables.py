@@ -315,7 +315,7 @@ def work_price(report: MonthlyReport) -> Table:
                 duration(w.ttr_median_s),
                 hours((w.downtime_s + w.unusable_s + w.slow_s) / HOUR),
                 hours(w.slow_s / HOUR),
-                f"{w.work / 1e6:,.1f} M {w.work_unit}",
+                f"{w.work_done / 1e6:,.1f} M {w.work_unit}",
                 unit_price(w.list_price_per_million),
                 unit_price(w.effective_price_per_million),
             )

@@ -251,7 +251,7 @@ def small_report() -> MonthlyReport:
                 unusable_s=7.5,
                 slow_s=5400.0,
                 spend=928.8,
-                work=1.875e12,
+                work_done=1.875e12,
                 list_price_per_million=0.4896,
                 effective_price_per_million=0.49536,
             ),

@@ -58,12 +58,13 @@ def worked_example(session: Session) -> None:
     row.created_at = NOV - timedelta(days=3)
     session.flush()
     session.add(ObservedWindow(target_id=row.id, start=NOV, end=DEC, source="probe"))
-    session.add(
-        Outage(
-            target_id=row.id, series="reachable", start=DOWN[0], end=DOWN[1], source="probe",
-            detail={},
-        )
-    )  # fmt: skip
+    for series in ("reachable", "usable"):  # down is not usable either, as the service records
+        session.add(
+            Outage(
+                target_id=row.id, series=series, start=DOWN[0], end=DOWN[1], source="probe",
+                detail={},
+            )
+        )  # fmt: skip
     session.add(
         Alert(
             fingerprint="slow-1", rule="training_slowdown", severity="warning",
@@ -86,7 +87,7 @@ def test_the_worked_example_by_hand(session: Session) -> None:
     worked_example(session)
     report = build_monthly(session, "2026-11", DEC + timedelta(days=1), parse_config(""))
     [target] = report.targets
-    assert target.work == pytest.approx(WORK, rel=1e-12)
+    assert target.work_done == pytest.approx(WORK, rel=1e-12)
     assert target.work_unit == "samples"
     assert target.nominal_rate == 1000.0
     assert target.slow_s == 2 * 3600
@@ -102,10 +103,17 @@ def test_the_worked_example_by_hand(session: Session) -> None:
     assert work.availability_pct == pytest.approx(100 * (1 - 1 / 720))
     [provider] = report.providers
     assert provider.effective_price_per_million == pytest.approx(EFFECTIVE, rel=1e-12)
+    assert provider.work_done == pytest.approx(WORK, rel=1e-12)
 
     # the same figure in all four formats
     document = json.loads(render_json.render(report))
     assert document["work"][0]["effective_price_per_million"] == pytest.approx(EFFECTIVE)
+    # the contract's names (docs/DESIGN.md): targets and providers carry the two work figures
+    for row in (document["targets"][0], document["providers"][0]):
+        assert row["work_done"] == pytest.approx(WORK)
+        assert row["effective_price_per_million"] == pytest.approx(EFFECTIVE)
+    assert document["targets"][0]["slow_s"] == 7200
+    assert document["targets"][0]["usable_downtime_s"] == 3600
     assert render_csv.parse(render_csv.render(report)) == report
     html = render(report, "html").content.decode()
     assert "Price per unit of work" in html
