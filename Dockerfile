@@ -5,7 +5,7 @@ WORKDIR /app
 COPY pyproject.toml README.md alembic.ini ./
 COPY monitor ./monitor
 COPY workers ./workers
-COPY alembic ./alembic
+COPY dashboards ./dashboards
 RUN pip install --no-cache-dir -e . && useradd --system --home /app slamon
 USER slamon
 EXPOSE 8080

@@ -59,6 +59,15 @@ def agent(
     once: bool,
 ) -> None:
     """Read this box's GPUs every interval and push them to slamon."""
+    stop = threading.Event()
+
+    def stop_on(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    # first: a stop asked for while NVML or nvidia-smi is still being opened is honoured too
+    signal.signal(signal.SIGTERM, stop_on)
+    signal.signal(signal.SIGINT, stop_on)
+
     import httpx
 
     from monitor.agent.model import AgentError
@@ -82,11 +91,4 @@ def agent(
         click.echo(
             f"slamon agent: {reader.source} every {interval_s:g} s -> {pusher.endpoint}", err=True
         )
-        stop = threading.Event()
-
-        def stop_on(signum: int, frame: FrameType | None) -> None:
-            stop.set()
-
-        signal.signal(signal.SIGTERM, stop_on)
-        signal.signal(signal.SIGINT, stop_on)
         runner.run(stop)

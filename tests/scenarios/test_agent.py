@@ -230,10 +230,17 @@ def test_the_agent_command_falls_back_to_nvidia_smi_and_a_silent_box_goes_down(
     assert once.returncode == 0, once.stderr
     assert "pushed one reading (nvidia-smi)" in once.stdout
 
+    pushed_once = _last_heartbeat(live, name)
+    assert pushed_once is not None
     agent = subprocess.Popen(
         [*command, "--interval", "1s"], env=env, stderr=subprocess.PIPE, text=True
     )
     try:
+        # the running agent's own pushes, not only the --once one
+        eventually(
+            lambda: (_last_heartbeat(live, name) or {}).get("at", "") > pushed_once["at"],
+            "a heartbeat from the running agent",
+        )
         surfaces_agree(live, Expect(targets={name: "up"}), timeout=ALERT_S)
     finally:
         agent.send_signal(signal.SIGTERM)
@@ -302,11 +309,18 @@ def test_a_training_loop_shows_its_throughput_and_a_drop_fires_training_slowdown
         beats.close()
 
 
-def _throughput_shown(live: Live, name: str) -> dict[str, Any] | None:
+def _last_heartbeat(live: Live, name: str) -> dict[str, Any] | None:
     reply = httpx.get(
         f"{live.base}/api/v1/targets/{name}",
         headers={"Authorization": f"Bearer {live.deployment.read_token}"},
         timeout=10,
     )
-    beat = reply.json().get("last_heartbeat") if reply.status_code == 200 else None
+    beat: dict[str, Any] | None = (
+        reply.json().get("last_heartbeat") if reply.status_code == 200 else None
+    )
+    return beat
+
+
+def _throughput_shown(live: Live, name: str) -> dict[str, Any] | None:
+    beat = _last_heartbeat(live, name)
     return beat if beat and beat.get("throughput") else None

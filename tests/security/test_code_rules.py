@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = sorted(p for d in ("monitor", "workers") for p in (ROOT / d).rglob("*.py"))
+# The migrations (monitor/db/migrations) run fixed DDL written once and never take input; they
+# lived outside the package until it shipped them, and are left out of the scan as before.
+MIGRATIONS = ROOT / "monitor" / "db" / "migrations"
+SOURCES = sorted(
+    p
+    for d in ("monitor", "workers")
+    for p in (ROOT / d).rglob("*.py")
+    if not p.is_relative_to(MIGRATIONS)
+)
 # Calls whose first argument is SQL text: SQLAlchemy's text()/exec_driver_sql()/DDL and the
 # DB-API cursor's execute family (Connection.execute takes a text() or a construct).
 SQL_CALLS = {"text", "exec_driver_sql", "execute", "executemany", "executescript", "DDL", "copy"}

@@ -127,7 +127,7 @@ def latest_heartbeats(session: Session, target_ids: Iterable[int]) -> dict[int, 
             Heartbeat.step,
             Heartbeat.throughput,
             Heartbeat.payload,
-        ).join(newest, (Heartbeat.target_id == newest.c.target_id) & (Heartbeat.at == newest.c.at))
+        ).where(Heartbeat.target_id == newest.c.target_id, Heartbeat.at == newest.c.at)
     ).all()
     found = {}
     for target_id, at, step, rate, payload in rows:
