@@ -128,8 +128,6 @@ class Heartbeats:
             reply = client.post(endpoint, json=body, headers=headers)
             ok = 200 <= reply.status_code < 300
             problem = None if ok else f"HTTP {reply.status_code}"
-        except httpx.HTTPError as exc:
-            ok, problem = False, f"{type(exc).__name__}: {exc}"
         except Exception as exc:
             ok, problem = False, f"{type(exc).__name__}: {exc}"
         finally:

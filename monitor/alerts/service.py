@@ -37,6 +37,7 @@ from monitor.db.models import (
     Target,
 )
 from monitor.probes.kinds import target_rules, usable_matters
+from monitor.probes.kinds.heartbeat import work_unit
 from monitor.probes.quorum import TargetTransition
 from monitor.probes.round import TransitionHook
 from monitor.probes.vantages import BlindRule, refresh
@@ -181,7 +182,7 @@ def _slowdown_signals(session: Session, config: Config, now: datetime) -> list[S
     units: dict[int, str] = {}
     for target_id, at, value, payload in rows:
         samples.setdefault(target_id, []).append((at, value))
-        units[target_id] = str((payload or {}).get("unit") or "samples")
+        units[target_id] = work_unit(payload)
     if not samples:
         return []
     targets = session.scalars(select(Target).where(Target.id.in_(samples)))

@@ -287,7 +287,7 @@ def _provider(
     policy = policies.get(policy_name or "")
     known = sum(r.observed_s for _, r in rows)
     counted = sum(r.sla_downtime_s for _, r in rows)
-    spend = sum(r.hourly_price * (r.observed_s + r.unknown_s) / HOUR for _, r in rows)
+    spend = sum(_spend(r) for _, r in rows)
     credit = sum(r.credit_amount for _, r in rows)
     gpu_hours = sum(r.gpus * (r.observed_s + r.unknown_s) / HOUR for _, r in rows)
     lost = sum(r.gpu_hours_lost for _, r in rows)

@@ -23,6 +23,7 @@ from monitor.db.models import (
     Provider,
     Target,
 )
+from monitor.probes.kinds.heartbeat import work_unit
 from monitor.sla.intervals import Span
 from monitor.sla.maintenance import windows_for
 from monitor.sla.months import month_bounds
@@ -212,7 +213,7 @@ def _throughput(
     for target_id, at, rate, payload in session.execute(query):
         samples, unit = found[target_id]
         samples.append((at, float(rate)))
-        found[target_id] = (samples, unit or str((payload or {}).get("unit") or "samples"))
+        found[target_id] = (samples, unit or work_unit(payload))
     return found
 
 

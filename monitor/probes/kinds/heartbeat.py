@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -109,6 +110,11 @@ class LastHeartbeat:
     unit: str | None
 
 
+def work_unit(payload: dict[str, Any] | None) -> str:
+    """The unit a heartbeat's throughput is in: what its job said (``unit``), else samples."""
+    return str((payload or {}).get("unit") or "samples")
+
+
 def latest_heartbeats(session: Session, target_ids: Iterable[int]) -> dict[int, LastHeartbeat]:
     """The latest heartbeat of each of ``target_ids`` that has one."""
     ids = list(target_ids)
@@ -131,9 +137,8 @@ def latest_heartbeats(session: Session, target_ids: Iterable[int]) -> dict[int, 
     ).all()
     found = {}
     for target_id, at, step, rate, payload in rows:
-        unit = (payload or {}).get("unit") if rate is not None else None
         found[target_id] = LastHeartbeat(
-            at, step, rate, str(unit or "samples") if rate is not None else None
+            at, step, rate, work_unit(payload) if rate is not None else None
         )
     return found
 
