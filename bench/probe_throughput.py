@@ -36,6 +36,7 @@ from monitor.config.models import ProbesConfig, TargetConfig
 from monitor.db.engine import make_engine, make_sessionmaker
 from monitor.db.migrate import upgrade
 from monitor.probes.loop import ProbeLoop
+from monitor.probes.record import process_memory
 from monitor.probes.round import Prober
 from monitor.probes.schedule import shards
 from monitor.targets import upsert_target
@@ -174,7 +175,7 @@ def run_rounds(
         for n in range(rounds):
             slot = start_wall + n * args.interval
             time.sleep(max(0.0, slot - time.monotonic()))
-            prober = Prober(sessions, "bench", probes, loop)
+            prober = Prober(sessions, "bench", probes, loop, memory=process_memory("bench"))
             jobs = [pool.submit(prober.round, s) for s in mine]
             reports = [job.result() for job in jobs]
             done += sum(len(report.results) for report in reports)

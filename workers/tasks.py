@@ -95,6 +95,7 @@ def run_probe_shard(self: Any, shard: list[Any]) -> int:
 
     from monitor.alerts.service import alert_hook
     from monitor.probes.loop import shared_loop
+    from monitor.probes.record import process_memory
     from monitor.probes.round import Prober
     from monitor.probes.schedule import Shard, read_shard
 
@@ -102,8 +103,14 @@ def run_probe_shard(self: Any, shard: list[Any]) -> int:
     work = read_shard(shard)
     if self.request.retries:  # a re-run probes at once: its slots have passed
         work = Shard(work.target_ids)
+    vantage = rt.settings.vantage
     prober = Prober(
-        rt.sessions, rt.settings.vantage, rt.config.probes, shared_loop(), alert_hook(rt.config)
+        rt.sessions,
+        vantage,
+        rt.config.probes,
+        shared_loop(),
+        alert_hook(rt.config),
+        process_memory(vantage),
     )
     try:
         report = prober.round(work)

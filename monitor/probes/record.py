@@ -51,7 +51,40 @@ STATE_COLUMNS = (
     "first_success_at",
     "last_probe_at",
 )
+STAMP = STATE_COLUMNS.index("last_probe_at")
 WINDOWS: Table = ObservedWindow.__table__  # type: ignore[assignment]
+
+
+class StateMemory:
+    """What this process last read or wrote of each ``target_states`` row, kept between
+    rounds so a round reads only the rows' freshness stamps (``last_probe_at``) instead of
+    every column of every vantage's rows. A remembered row is used only while the database
+    still holds its stamp: every write moves the stamp (a round's ``now``), so a row another
+    process wrote, or a write whose transaction rolled back, is read again in full. Values are
+    tuples in ``STATE_COLUMNS`` order (a dict per row would cost several times the memory)."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self) -> None:
+        self.rows: dict[StateKey, tuple[Any, ...]] = {}
+
+    def recall(self, key: StateKey, stamp: datetime | None) -> dict[str, Any] | None:
+        values = self.rows.get(key)
+        if values is None or stamp is None or values[STAMP] != stamp:
+            return None
+        return dict(zip(STATE_COLUMNS, values, strict=True))
+
+    def keep(self, key: StateKey, stored: dict[str, Any]) -> None:
+        self.rows[key] = tuple(stored[name] for name in STATE_COLUMNS)
+
+
+_memories: dict[str, StateMemory] = {}
+
+
+def process_memory(vantage: str) -> StateMemory:
+    """This process's memory of ``vantage``'s rounds, shared by its probe tasks (threads): a
+    forked child starts with its parent's, which the stamps check like any other."""
+    return _memories.setdefault(vantage, StateMemory())
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,19 +195,21 @@ def record_round(
     *,
     now: datetime,
     quorum: int | None = None,
+    memory: StateMemory | None = None,
 ) -> RoundOutcome:
-    """Store ``results`` probed from ``vantage`` and apply what they confirm."""
+    """Store ``results`` probed from ``vantage`` and apply what they confirm. With ``memory``
+    (a worker's, kept across rounds) the state rows it still knows are not read again."""
     if not results:
         return RoundOutcome((), frozenset(), {})
     targets = _lock_targets(session, {r.target_id for r in results})
     insert_results(session, result_rows(vantage, results))
-    states = _load_states(session, targets, vantage)
+    states = _load_states(session, targets, vantage, memory or StateMemory())
     unconfirmed = _advance_streaks(states, targets, vantage, results, now)
     _extend_coverage(session, targets, [r for r in results if r.ok is not None])
     transitions, outages = apply_quorum(session, states, targets, now, quorum)
     if outages:  # rare: most rounds change nothing
         events.outages_changed(session, told(outages, results), now)
-    _write_states(session, states.values(), now)
+    _write_states(session, states.values(), now, memory)
     reachable = {tid: states[(tid, vantage, "reachable")].streak.state for tid in targets}
     return RoundOutcome(tuple(transitions), frozenset(unconfirmed), reachable)
 
@@ -207,19 +242,35 @@ def _lock_targets(session: Session, ids: set[int]) -> dict[int, TargetRow]:
 
 
 def _load_states(
-    session: Session, targets: dict[int, TargetRow], vantage: str
+    session: Session, targets: dict[int, TargetRow], vantage: str, memory: StateMemory
 ) -> dict[StateKey, StateRow]:
     """Every vantage's rows for ``targets`` (the quorum needs them), plus new ones for this
-    vantage where it has none yet. ``detail`` is not read: only a dcgm result changes it."""
+    vantage where it has none yet: the stamps first, then in full only the rows ``memory``
+    does not hold at that stamp. ``detail`` is not read: only a dcgm result changes it."""
     c = STATES.c
-    query = select(c.target_id, c.vantage, c.series, *(c[name] for name in STATE_COLUMNS)).where(
+    stamps = select(c.target_id, c.vantage, c.series, c.last_probe_at).where(
         among(session, c.target_id, targets)
     )
     states: dict[StateKey, StateRow] = {}
-    for r in session.execute(query).all():
-        stored = dict(zip(STATE_COLUMNS, r[3:], strict=True))
-        key = (r.target_id, r.vantage, r.series)
-        states[key] = StateRow(*key, _streak(stored), r.last_probe_at, stored)
+    unknown: set[StateKey] = set()
+    for target_id, at_vantage, series, stamp in session.execute(stamps):
+        key = (target_id, at_vantage, series)
+        stored = memory.recall(key, stamp)
+        if stored is None:
+            unknown.add(key)
+        else:
+            states[key] = StateRow(*key, _streak(stored), stamp, stored)
+    if unknown:
+        query = select(
+            c.target_id, c.vantage, c.series, *(c[name] for name in STATE_COLUMNS)
+        ).where(among(session, c.target_id, {key[0] for key in unknown}))
+        for r in session.execute(query).all():
+            key = (r.target_id, r.vantage, r.series)
+            if key not in unknown:
+                continue
+            stored = dict(zip(STATE_COLUMNS, r[3:], strict=True))
+            states[key] = StateRow(*key, _streak(stored), r.last_probe_at, stored)
+            memory.keep(key, stored)
     for target_id in targets:
         for series in SERIES:
             if (target_id, vantage, series) not in states:
@@ -267,10 +318,13 @@ def _advance_streaks(
     return unconfirmed
 
 
-def _write_states(session: Session, states: Iterable[StateRow], now: datetime) -> None:
+def _write_states(
+    session: Session, states: Iterable[StateRow], now: datetime, memory: StateMemory | None
+) -> None:
     """New rows in one insert; changed rows in one executemany update per set of changed
     columns (a steady round changes only a success count and the freshness stamp, and binding
-    four timestamps per row for nothing was a tenth of a round's cost)."""
+    four timestamps per row for nothing was a tenth of a round's cost). ``memory`` learns
+    what was written, under the stamp written with it."""
     rows = list(states)
     details = _stored_details(session, [r for r in rows if r.stored and r.detail is not None])
     new: list[dict[str, Any]] = []
@@ -280,6 +334,8 @@ def _write_states(session: Session, states: Iterable[StateRow], now: datetime) -
         if row.stored is None:
             key = {"target_id": row.target_id, "vantage": row.vantage, "series": row.series}
             new.append({**key, **values, "detail": row.detail or {}})
+            if memory is not None:
+                memory.keep((row.target_id, row.vantage, row.series), values)
             continue
         diff = {k: v for k, v in values.items() if v != row.stored[k]}
         if row.detail is not None:
@@ -288,6 +344,8 @@ def _write_states(session: Session, states: Iterable[StateRow], now: datetime) -
         if diff:
             where = {"k_target_id": row.target_id, "k_vantage": row.vantage, "k_series": row.series}
             changed[tuple(diff)].append({**where, **diff})
+            if memory is not None:
+                memory.keep((row.target_id, row.vantage, row.series), values)
     if new:
         session.execute(insert(STATES), new)
     for batch in changed.values():

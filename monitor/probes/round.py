@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol, TypeVar
 
@@ -25,7 +25,7 @@ from monitor.probes.kinds import kind_for_url, pushed
 from monitor.probes.loop import ProbeLoop
 from monitor.probes.model import PUSH_VANTAGE, ProbeResult, ProbeTarget
 from monitor.probes.quorum import TargetTransition
-from monitor.probes.record import RoundOutcome, load_probe_targets, record_round
+from monitor.probes.record import RoundOutcome, StateMemory, load_probe_targets, record_round
 from monitor.probes.runner import probe_client, probe_many, probe_one
 from monitor.probes.schedule import Shard
 from monitor.probes.wire import ProbeClient
@@ -66,7 +66,8 @@ class Prober:
     what confirmed transitions trigger. A worker keeps one; the CLI makes one per command.
 
     With ``loop`` (a worker's long-lived probe loop) a round runs on it; without, on a loop of
-    its own for that round only.
+    its own for that round only. ``memory`` keeps the streak rows between rounds
+    (``record.StateMemory``).
     """
 
     sessions: sessionmaker[Session]
@@ -74,6 +75,7 @@ class Prober:
     settings: RoundSettings
     loop: ProbeLoop | None = None
     on_transitions: TransitionHook | None = None
+    memory: StateMemory = field(default_factory=StateMemory, compare=False, repr=False)
 
     def round(self, shard: Shard | Sequence[int]) -> RoundReport:
         """Probe ``shard`` (or bare target ids, probed at once): each target first at its slot
@@ -115,7 +117,9 @@ class Prober:
 
     def _record(self, results: list[ProbeResult]) -> RoundOutcome:
         with self.sessions() as session, session.begin():
-            return record_with_hook(session, self.vantage, results, utcnow(), self.on_transitions)
+            return record_with_hook(
+                session, self.vantage, results, utcnow(), self.on_transitions, self.memory
+            )
 
 
 def record_with_hook(
@@ -124,9 +128,10 @@ def record_with_hook(
     results: Sequence[ProbeResult],
     now: datetime,
     hook: TransitionHook | None,
+    memory: StateMemory | None = None,
 ) -> RoundOutcome:
     """Store ``results`` and run ``hook`` on what they confirmed, in ``session``'s transaction."""
-    outcome = record_round(session, vantage, results, now=now)
+    outcome = record_round(session, vantage, results, now=now, memory=memory)
     if hook is not None and outcome.transitions:
         hook(session, outcome.transitions)
     return outcome

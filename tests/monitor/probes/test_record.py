@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
 from monitor.config.models import TargetConfig
 from monitor.db.models import ObservedWindow, TargetState
 from monitor.db.models import ProbeResult as ResultRow
 from monitor.probes.model import ProbeResult
-from monitor.probes.record import load_probe_targets, record_round
+from monitor.probes.record import StateMemory, load_probe_targets, record_round
 from monitor.targets import upsert_target
 
 T0 = datetime(2026, 11, 30, 23, 59, 50, tzinfo=UTC)  # rounds cross a month boundary
@@ -79,3 +79,74 @@ def test_targets_are_loaded_with_their_kinds_settings(session: Session) -> None:
     tid = target(session)
     [loaded] = load_probe_targets(session, [tid], "eu")
     assert (loaded.kind, loaded.url, loaded.gpu_baseline) == ("http", "http://10.0.0.1/", None)
+
+
+def streak(session: Session, tid: int, vantage: str = "eu") -> tuple[str, int, int]:
+    row = session.execute(
+        select(
+            TargetState.state,
+            TargetState.consecutive_failures,
+            TargetState.consecutive_successes,
+        ).where(
+            TargetState.target_id == tid,
+            TargetState.vantage == vantage,
+            TargetState.series == "reachable",
+        )
+    ).one()
+    return row.state, row.consecutive_failures, row.consecutive_successes
+
+
+def full_state_reads(session: Session) -> list[str]:
+    """The statements that read every column of ``target_states`` (not only the stamps)."""
+    seen: list[str] = []
+
+    def note(_conn: object, _cursor: object, sql: str, *_args: object) -> None:
+        if "FROM target_states" in sql and "consecutive_failures" in sql.split("FROM")[0]:
+            seen.append(sql)
+
+    event.listen(session.get_bind(), "before_cursor_execute", note)
+    return seen
+
+
+def test_a_remembered_round_reads_only_the_stamps_and_counts_on(session: Session) -> None:
+    tid = target(session)
+    memory = StateMemory()
+    record_round(session, "eu", [result(tid, T0, True)], now=T0, memory=memory)
+    reads = full_state_reads(session)
+    for i in range(1, 4):
+        at = T0 + timedelta(seconds=10 * i)
+        record_round(session, "eu", [result(tid, at, True)], now=at, memory=memory)
+    assert reads == []  # every row came from memory at the stamp the database still holds
+    assert streak(session, tid) == ("up", 0, 4)
+
+
+def test_rows_another_process_wrote_are_read_again(session: Session) -> None:
+    tid = target(session)
+    mine, theirs = StateMemory(), StateMemory()  # two probe processes, one vantage
+    record_round(session, "eu", [result(tid, T0, True)], now=T0, memory=mine)
+    later = T0 + timedelta(seconds=10)
+    record_round(session, "eu", [result(tid, later, False)], now=later, memory=theirs)
+    reads = full_state_reads(session)
+    last = T0 + timedelta(seconds=20)
+    outcome = record_round(session, "eu", [result(tid, last, False)], now=last, memory=mine)
+    assert len(reads) == 1  # the stale rows, in one read
+    # two failures in a row across the two processes: confirmed, as without any memory
+    assert streak(session, tid) == ("down", 2, 0)
+    assert {(t.series, t.transition.state) for t in outcome.transitions} == {
+        ("reachable", "down"),
+        ("usable", "down"),
+    }
+
+
+def test_a_rolled_back_round_is_not_remembered(session: Session) -> None:
+    tid = target(session)
+    memory = StateMemory()
+    record_round(session, "eu", [result(tid, T0, True)], now=T0, memory=memory)
+    later = T0 + timedelta(seconds=10)
+    savepoint = session.begin_nested()
+    record_round(session, "eu", [result(tid, later, False)], now=later, memory=memory)
+    savepoint.rollback()  # e.g. the alert hook failed: the failure was never stored
+    last = T0 + timedelta(seconds=20)
+    outcome = record_round(session, "eu", [result(tid, last, False)], now=last, memory=memory)
+    assert streak(session, tid) == ("up", 1, 0)  # one failure stored, not two
+    assert outcome.transitions == ()
