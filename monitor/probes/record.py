@@ -203,7 +203,7 @@ def record_round(
         return RoundOutcome((), frozenset(), {})
     targets = _lock_targets(session, {r.target_id for r in results})
     insert_results(session, result_rows(vantage, results))
-    states = _load_states(session, targets, vantage, memory or StateMemory())
+    states = _load_states(session, targets, vantage, memory)
     unconfirmed = _advance_streaks(states, targets, vantage, results, now)
     _extend_coverage(session, targets, [r for r in results if r.ok is not None])
     transitions, outages = apply_quorum(session, states, targets, now, quorum)
@@ -242,7 +242,7 @@ def _lock_targets(session: Session, ids: set[int]) -> dict[int, TargetRow]:
 
 
 def _load_states(
-    session: Session, targets: dict[int, TargetRow], vantage: str, memory: StateMemory
+    session: Session, targets: dict[int, TargetRow], vantage: str, memory: StateMemory | None
 ) -> dict[StateKey, StateRow]:
     """Every vantage's rows for ``targets`` (the quorum needs them), plus new ones for this
     vantage where it has none yet: the stamps first, then in full only the rows ``memory``
@@ -255,7 +255,7 @@ def _load_states(
     unknown: set[StateKey] = set()
     for target_id, at_vantage, series, stamp in session.execute(stamps):
         key = (target_id, at_vantage, series)
-        stored = memory.recall(key, stamp)
+        stored = memory.recall(key, stamp) if memory is not None else None
         if stored is None:
             unknown.add(key)
         else:
@@ -270,7 +270,8 @@ def _load_states(
                 continue
             stored = dict(zip(STATE_COLUMNS, r[3:], strict=True))
             states[key] = StateRow(*key, _streak(stored), r.last_probe_at, stored)
-            memory.keep(key, stored)
+            if memory is not None:
+                memory.keep(key, stored)
     for target_id in targets:
         for series in SERIES:
             if (target_id, vantage, series) not in states:
