@@ -178,8 +178,7 @@ def roll_up_hour(sessions: Any, end: datetime) -> dict[str, int]:
     """Slamon's own rollup over the hour; rollup rows by resolution."""
     from monitor.probes.rollup import roll_up
 
-    with sessions() as session, session.begin():
-        roll_up(session, end)
+    roll_up(sessions, end)
     with sessions() as session:
         rows = session.execute(
             sa.text("SELECT resolution, count(*) FROM probe_rollups GROUP BY resolution")

@@ -150,18 +150,17 @@ def sync_targets() -> int:
 @app.task(name="slamon.probes.rollup")
 def roll_up_results() -> int:
     """Roll raw probe results into minute and hour buckets, then prune expired raw rows and
-    minute buckets."""
+    minute buckets; none of it holds a write transaction for long (``monitor.probes.rollup``)."""
     from datetime import timedelta
 
     from monitor.db.base import utcnow
     from monitor.probes.rollup import prune_minutes, prune_raw, roll_up
 
     rt = runtime()
-    with rt.transaction() as session:
-        now = utcnow()
-        buckets = roll_up(session, now)
-        prune_raw(session, now, timedelta(seconds=rt.config.probes.raw_retention))
-        prune_minutes(session, now, timedelta(seconds=rt.config.probes.minute_retention))
+    now = utcnow()
+    buckets = roll_up(rt.sessions, now)  # each step its own short transaction
+    prune_raw(rt.sessions, now, timedelta(seconds=rt.config.probes.raw_retention))
+    prune_minutes(rt.sessions, now, timedelta(seconds=rt.config.probes.minute_retention))
     return buckets
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Insert, Table, any_, bindparam, cast, func
+from sqlalchemy import Insert, Table, any_, bindparam, cast, func, literal_column, type_coerce
 from sqlalchemy import update as sa_update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -117,3 +117,36 @@ def among(session: Session, column: Any, values: Iterable[Any]) -> Any:
         array = ARRAY(column.type)
         return column == any_(cast(bindparam(None, found, type_=array), array))
     return column.in_(found)
+
+
+def truncated(session: Session, column: Any, unit: str) -> Any:
+    """``column`` (a UTC timestamp) down to its ``unit`` ("minute" or "hour"), still a
+    ``UTCDateTime``. SQLite keeps UTC text ("YYYY-MM-DD HH:MM:SS.ffffff"): a prefix of it."""
+    from monitor.db.types import UTCDateTime
+
+    # constants as SQL text, not parameters: the expression then reads the same in the select
+    # list and in GROUP BY, which PostgreSQL requires
+    if session.get_bind().dialect.name == "postgresql":
+        at_utc = func.timezone(literal_column("'UTC'"), column)  # the session's zone is moot
+        return type_coerce(func.date_trunc(literal_column(f"'{unit}'"), at_utc), UTCDateTime())
+    kept, zeros = {"minute": ("16", "':00'"), "hour": ("13", "':00:00'")}[unit]
+    prefix = func.substr(column, literal_column("1"), literal_column(kept))
+    return type_coerce(prefix.concat(literal_column(zeros)), UTCDateTime())
+
+
+def collected(session: Session, column: Any, where: Any) -> Any:
+    """Every non-null ``column`` value of a group where ``where`` holds, read back by
+    ``floats_of``: so the database groups the rows, and Python sees one row per group (an
+    array on PostgreSQL, comma-separated text on SQLite, which has no arrays)."""
+    if session.get_bind().dialect.name == "postgresql":
+        return func.array_agg(column).filter(where)
+    return func.group_concat(column).filter(where)
+
+
+def floats_of(value: str | list[float | None] | None) -> list[float]:
+    """What ``collected`` read, as floats (SQLite's text keeps 15 significant digits)."""
+    if not value:
+        return []
+    if isinstance(value, str):
+        return [float(part) for part in value.split(",")]
+    return [v for v in value if v is not None]

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, text
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
+from monitor.db import sqlite_writer
+from monitor.db.sqlite_writer import WriterLockedConnection
 from monitor.errors import ConfigError, ServiceUnavailable
 
 
@@ -39,7 +42,9 @@ def _reason(exc: Exception) -> str:
 
 def _make_engine(url: str, **kwargs: Any) -> Engine:
     if url.startswith("sqlite"):
-        kwargs.setdefault("connect_args", {"timeout": 30})
+        # writers take turns through a lock file (monitor.db.sqlite_writer)
+        factory = {"factory": WriterLockedConnection} if sqlite_writer.AVAILABLE else {}
+        kwargs["connect_args"] = {"timeout": 30, **factory, **kwargs.get("connect_args", {})}
         engine = create_engine(url, **kwargs)
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "begin", _sqlite_begin)
@@ -67,10 +72,23 @@ def _sqlite_begin(connection: Any) -> None:
     # instead of failing with "database is locked" when a read transaction tries to write.
     # A transaction marked read-only begins deferred: in WAL mode it never waits for a writer
     # (a probe round reading its targets queued behind every other shard's writes).
+    # A writer on a ``WriterLockedConnection`` first takes the writers' lock file.
     if connection.get_execution_options().get("slamon_read_only"):
         connection.exec_driver_sql("BEGIN")
-    else:
+        return
+    dbapi_connection = connection.connection.dbapi_connection
+    if not isinstance(dbapi_connection, WriterLockedConnection):
         connection.exec_driver_sql("BEGIN IMMEDIATE")
+        return
+    try:
+        dbapi_connection.take_writer_lock()
+    except sqlite3.OperationalError as exc:  # as SQLAlchemy reports SQLite's own "locked"
+        raise OperationalError("BEGIN IMMEDIATE", None, exc) from None
+    try:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+    except BaseException:
+        dbapi_connection.let_go_of_writer_lock()
+        raise
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
@@ -81,6 +99,15 @@ def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
 def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
     """A session that commits when the block ends and rolls back on error (the boundary)."""
     with factory() as session, session.begin():
+        yield session
+
+
+@contextmanager
+def reading(factory: sessionmaker[Session]) -> Iterator[Session]:
+    """A session that only reads: on SQLite it begins deferred, so in WAL mode it neither takes
+    nor waits for the database's one write lock (``_sqlite_begin``)."""
+    with factory() as session:
+        session.connection(execution_options=READ_ONLY)
         yield session
 
 

@@ -20,7 +20,7 @@ from typing import Protocol, TypeVar
 from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.db.base import utcnow
-from monitor.db.engine import READ_ONLY
+from monitor.db.engine import reading
 from monitor.probes.kinds import kind_for_url, pushed
 from monitor.probes.loop import ProbeLoop
 from monitor.probes.model import PUSH_VANTAGE, ProbeResult, ProbeTarget
@@ -111,8 +111,7 @@ class Prober:
         return RoundReport(ordered, states, tuple(transitions))
 
     def _load(self, ids: list[int]) -> list[ProbeTarget]:
-        with self.sessions() as session:
-            session.connection(execution_options=READ_ONLY)
+        with reading(self.sessions) as session:
             return load_probe_targets(session, ids, self.vantage)
 
     def _record(self, results: list[ProbeResult]) -> RoundOutcome:

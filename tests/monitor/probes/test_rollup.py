@@ -1,36 +1,48 @@
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
-from sqlalchemy import func, insert, select
-from sqlalchemy.orm import Session
+import pytest
+from sqlalchemy import event, func, insert, select, text
+from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.config.models import TargetConfig
+from monitor.db.engine import make_engine, make_sessionmaker
+from monitor.db.migrate import upgrade
 from monitor.db.models import ProbeResult, ProbeRollup
 from monitor.probes.rollup import (
     STREAM_ROWS,
+    bucket_of,
     prune_minutes,
     prune_raw,
     roll_up,
-    summarize_minutes,
 )
 from monitor.targets import upsert_target
 
 T0 = datetime(2026, 10, 31, 23, 58, tzinfo=UTC)  # rolls across a month boundary
 
 
-def test_minutes_count_failures_and_unknowns_apart() -> None:
-    rows = [
-        (1, T0 + timedelta(seconds=0), True, 10.0),
-        (1, T0 + timedelta(seconds=15), False, None),
-        (1, T0 + timedelta(seconds=30), None, None),
-        (1, T0 + timedelta(seconds=45), True, 30.0),
-        (1, T0 + timedelta(seconds=60), True, 20.0),
-    ]
-    first, second = summarize_minutes(rows)
-    assert (first.start, first.count, first.failures, first.unknown) == (T0, 4, 1, 1)
-    assert (first.latency_p50_ms, first.latency_max_ms) == (20.0, 30.0)
-    assert (second.start, second.count, second.failures) == (T0 + timedelta(minutes=1), 1, 0)
+@pytest.fixture
+def session(sessions: sessionmaker[Session]) -> Iterator[Session]:
+    """The test's own session beside the rollup's: the rollup opens and commits its own
+    transactions (reads apart from writes), all inside the test's rolled-back one."""
+    with sessions() as db:
+        yield db
+
+
+def test_a_minute_bucket_takes_its_percentiles_from_sorted_latencies() -> None:
+    bucket = bucket_of(1, T0, count=5, failures=1, unknown=1, latencies=[30.0, 10.0, 20.0])
+    assert (bucket.start, bucket.count, bucket.failures, bucket.unknown) == (T0, 5, 1, 1)
+    assert (bucket.latency_p50_ms, bucket.latency_p95_ms, bucket.latency_max_ms) == (
+        20.0,
+        29.0,
+        30.0,
+    )
+    empty = bucket_of(1, T0, count=2, failures=2, unknown=0, latencies=[])
+    assert (empty.latency_p50_ms, empty.latency_max_ms) == (None, None)
 
 
 def seed(session: Session, minutes: int) -> int:
@@ -50,15 +62,17 @@ def seed(session: Session, minutes: int) -> int:
     return row.id
 
 
-def test_rollups_are_idempotent_and_hours_sum_their_minutes(session: Session) -> None:
+def test_rollups_are_idempotent_and_hours_sum_their_minutes(
+    session: Session, sessions: sessionmaker[Session]
+) -> None:
     seed(session, minutes=10)  # 23:58 .. 00:07
     now = T0 + timedelta(minutes=10)
-    assert roll_up(session, now) == 10
+    assert roll_up(sessions, now) == 10
     hours = select(ProbeRollup.bucket_start).where(ProbeRollup.resolution == "hour")
     assert session.scalars(hours).all() == [datetime(2026, 10, 31, 23, tzinfo=UTC)]  # 00:00 open
     now = datetime(2026, 11, 1, 1, 0, 30, tzinfo=UTC)  # the 00:00 hour has closed
-    roll_up(session, now)
-    roll_up(session, now)  # again: recomputed, not added
+    roll_up(sessions, now)
+    roll_up(sessions, now)  # again: recomputed, not added
     minutes = session.scalar(
         select(func.sum(ProbeRollup.count)).where(ProbeRollup.resolution == "minute")
     )
@@ -76,12 +90,37 @@ def test_rollups_are_idempotent_and_hours_sum_their_minutes(session: Session) ->
     }
 
 
-def test_pruning_keeps_raw_rows_that_are_not_rolled_up_yet(session: Session) -> None:
+def test_buckets_are_utc_minutes_and_hours_whatever_the_sessions_time_zone(
+    session: Session, sessions: sessionmaker[Session]
+) -> None:
+    # PostgreSQL truncates a timestamptz in the session's zone: at +05:30 an "hour" would
+    # start at half past a UTC hour, and minutes and hours would no longer line up
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SET TIME ZONE 'Asia/Kolkata'"))
+    seed(session, minutes=10)  # 23:58 .. 00:07 UTC
+    roll_up(sessions, datetime(2026, 11, 1, 1, 0, 30, tzinfo=UTC))
+    rolled = session.execute(
+        select(ProbeRollup.resolution, ProbeRollup.bucket_start, ProbeRollup.count).order_by(
+            ProbeRollup.resolution, ProbeRollup.bucket_start
+        )
+    ).all()
+    hours = [(at, count) for resolution, at, count in rolled if resolution == "hour"]
+    minutes = [at for resolution, at, _ in rolled if resolution == "minute"]
+    assert hours == [
+        (datetime(2026, 10, 31, 23, tzinfo=UTC), 8),
+        (datetime(2026, 11, 1, tzinfo=UTC), 32),
+    ]
+    assert minutes == [T0 + timedelta(minutes=m) for m in range(10)]
+
+
+def test_pruning_keeps_raw_rows_that_are_not_rolled_up_yet(
+    session: Session, sessions: sessionmaker[Session]
+) -> None:
     seed(session, minutes=10)
     now = T0 + timedelta(days=30)
-    assert prune_raw(session, now, timedelta(days=14)) == 0  # nothing rolled up: keep it all
-    roll_up(session, T0 + timedelta(minutes=5))
-    pruned = prune_raw(session, now, timedelta(days=14))
+    assert prune_raw(sessions, now, timedelta(days=14)) == 0  # nothing rolled up: keep it all
+    roll_up(sessions, T0 + timedelta(minutes=5))
+    pruned = prune_raw(sessions, now, timedelta(days=14))
     remaining = session.scalar(select(func.count()).select_from(ProbeResult))
     assert pruned > 0
     assert remaining == 40 - pruned
@@ -90,18 +129,20 @@ def test_pruning_keeps_raw_rows_that_are_not_rolled_up_yet(session: Session) -> 
     assert oldest >= T0 + timedelta(minutes=3)  # up to the last rolled-up minute, no further
 
 
-def test_minute_rollups_expire_only_once_their_hour_is_rolled_up(session: Session) -> None:
+def test_minute_rollups_expire_only_once_their_hour_is_rolled_up(
+    session: Session, sessions: sessionmaker[Session]
+) -> None:
     seed(session, minutes=10)  # minutes 23:58 .. 00:07 across midnight (and a month end)
-    roll_up(session, T0 + timedelta(minutes=20))
-    roll_up(session, T0 + timedelta(hours=2))  # both hours closed and rolled up
+    roll_up(sessions, T0 + timedelta(minutes=20))
+    roll_up(sessions, T0 + timedelta(hours=2))  # both hours closed and rolled up
     minutes = select(func.count()).where(ProbeRollup.resolution == "minute")
     hour_counts = select(func.sum(ProbeRollup.count)).where(ProbeRollup.resolution == "hour")
     before, counted = session.scalar(minutes), session.scalar(hour_counts)
     assert before == 10
-    assert prune_minutes(session, T0 + timedelta(days=30), timedelta(days=90)) == 0  # too young
+    assert prune_minutes(sessions, T0 + timedelta(days=30), timedelta(days=90)) == 0  # too young
     # 120 days on, only the minutes of the closed 23:00 hour go; the newest rolled-up hour
     # (00:00) keeps its minutes, as it may still be recomputed from them.
-    assert prune_minutes(session, T0 + timedelta(days=120), timedelta(days=90)) == 2
+    assert prune_minutes(sessions, T0 + timedelta(days=120), timedelta(days=90)) == 2
     assert session.scalar(minutes) == 8
     oldest = session.scalar(
         select(func.min(ProbeRollup.bucket_start)).where(ProbeRollup.resolution == "minute")
@@ -110,7 +151,9 @@ def test_minute_rollups_expire_only_once_their_hour_is_rolled_up(session: Sessio
     assert session.scalar(hour_counts) == counted == 40  # the hours still count every probe
 
 
-def test_a_window_of_more_buckets_than_one_chunk_is_rolled_up_whole(session: Session) -> None:
+def test_a_window_of_more_buckets_than_one_chunk_is_rolled_up_whole(
+    session: Session, sessions: sessionmaker[Session]
+) -> None:
     # two targets' rows stored interleaved in time, more minute buckets than STREAM_ROWS: the
     # rollup reads them in target order, a chunk at a time, and loses or merges none
     ids = [
@@ -132,7 +175,7 @@ def test_a_window_of_more_buckets_than_one_chunk_is_rolled_up_whole(session: Ses
         for t in ids
     ]
     session.execute(insert(ProbeResult), values)
-    assert roll_up(session, T0 + timedelta(minutes=minutes)) == 2 * minutes
+    assert roll_up(sessions, T0 + timedelta(minutes=minutes)) == 2 * minutes
     per_target = dict(
         session.execute(
             select(ProbeRollup.target_id, func.sum(ProbeRollup.count))
@@ -153,3 +196,48 @@ def test_a_window_of_more_buckets_than_one_chunk_is_rolled_up_whole(session: Ses
     closed = (T0 + timedelta(minutes=minutes)).replace(minute=0)
     in_closed_hours = sum(1 for v in values if v["target_id"] == ids[0].id and v["at"] < closed)
     assert dict(hours) == {t.id: in_closed_hours for t in ids}
+
+
+def test_the_rollup_and_the_pruning_leave_sqlite_writable_for_other_writers(tmp_path: Path) -> None:
+    # On SQLite a writing transaction holds the database's one write lock: while the rollup
+    # reads and summarizes the raw rows (the long part), a probe round or the dispatcher in
+    # another process must still be able to write; and the pruning deletes in chunks.
+    path = tmp_path / "slamon.db"
+    seeded = 3 * STREAM_ROWS // 4 // 2
+    engine = make_engine(f"sqlite:///{path}")
+    upgrade(engine)
+    sessions = make_sessionmaker(engine)
+    with sessions() as session, session.begin():
+        target = seed(session, minutes=seeded)  # 4 rows a minute: 1.5 chunks of raw rows
+    other_writer = sqlite3.connect(path, timeout=0, isolation_level=None)
+    writes: list[str] = []
+    deletes: list[str] = []
+
+    def meanwhile(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
+        if statement.startswith("SELECT") and "FROM probe_results" in statement:
+            try:  # no wait: it fails at once if the rollup holds the write lock
+                other_writer.execute("BEGIN IMMEDIATE")
+                other_writer.execute("UPDATE targets SET name = name WHERE id = ?", (target,))
+                other_writer.execute("COMMIT")
+                writes.append("written")
+            except sqlite3.OperationalError as exc:
+                writes.append(str(exc))
+
+    def count_deletes(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
+        if statement.startswith("DELETE FROM probe_results"):
+            deletes.append(statement)
+
+    event.listen(engine, "before_cursor_execute", meanwhile)
+    event.listen(engine, "after_cursor_execute", count_deletes)
+    try:
+        minutes = roll_up(sessions, T0 + timedelta(minutes=seeded + 1))
+        pruned = prune_raw(sessions, T0 + timedelta(days=30), timedelta(days=14))
+    finally:
+        other_writer.close()
+        engine.dispose()
+    assert minutes == seeded
+    assert writes
+    assert set(writes) == {"written"}
+    rows = 4 * minutes
+    assert pruned == rows - 4  # all but the last rolled-up minute's four
+    assert len(deletes) == 2  # STREAM_ROWS, then the rest, each in a transaction of its own
