@@ -3,15 +3,16 @@
 SQLite allows one writing transaction at a time; a writer that finds the database locked
 sleeps in SQLite's busy handler (1, 2, 5, 10 … then 100 ms at a time) and tries again. A
 sleeping writer does not notice the lock coming free, so under contention the lock sits idle
-while every waiter sleeps: at 3,000 probes a second, rounds holding the lock for 30 ms waited up
-to 2.9 s for it, quantized on the handler's sleeps (bench/record_round.py measures the path).
+while every waiter sleeps: at 3,000 probes a second, rounds holding the lock for 30 ms waited
+up to 2.9 s for it, their waits quantized on the handler's sleeps (BENCHMARKS.md).
 
-Here a writer first takes an advisory ``flock`` on ``<database>-writer`` beside the file, which
-the kernel hands over the moment its holder lets go, and only then ``BEGIN IMMEDIATE``; it lets
-go after COMMIT or ROLLBACK. Threads of one process queue on a plain lock first, so at most
-one thread per process polls the file lock. The wait is bounded by the connection's
-``timeout`` (the engine sets 30 s), as SQLite's own is: a stuck holder ends in the same
-"database is locked" error, never in a hang.
+Here a writer first takes an advisory ``flock`` on ``<database>-writer`` beside the file, then
+``BEGIN IMMEDIATE``, and lets go after COMMIT or ROLLBACK. Threads of one process queue on a
+plain lock (woken the moment it is released), so one thread per process at most tries the file
+lock, every half millisecond. SQLite's own lock still guards every write: a writer without this
+lock (an older slamon, the sqlite3 shell) only waits as before; this one orders the writers.
+The wait is bounded by the connection's ``timeout`` (the engine sets 30 s), as SQLite's own is:
+a stuck holder ends in the same "database is locked" error, never in a hang.
 """
 
 from __future__ import annotations

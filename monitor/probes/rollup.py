@@ -6,6 +6,7 @@ Rolling up is idempotent: a bucket is recomputed, never added to."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -23,6 +24,9 @@ LATE_ROWS = timedelta(minutes=2)  # results can land this long after their probe
 # buckets written, and raw rows deleted, per statement and transaction: each holds SQLite's
 # write lock for tens of milliseconds, not seconds
 STREAM_ROWS = 5000
+# buckets held at a time: the window of a run is three minutes, a first run's may be weeks
+MINUTES_AT_A_TIME = timedelta(minutes=10)
+HOURS_AT_A_TIME = timedelta(hours=6)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,18 +79,29 @@ def roll_up(sessions: sessionmaker[Session], now: datetime) -> int:
     end = floor_to(now, MINUTE)
     with reading(sessions) as session:
         start = _resume_from(session, end)
-        if start is None or start >= end:
-            return 0
-        minutes = _minutes(session, start, end)
-    _store_in_chunks(sessions, minutes, "minute")
+    if start is None or start >= end:
+        return 0
+    rolled = 0
+    for since, until in _slices(start, end, MINUTES_AT_A_TIME):
+        with reading(sessions) as session:
+            minutes = _minutes(session, since, until)
+        _store_in_chunks(sessions, minutes, "minute")
+        rolled += len(minutes)
     # Only closed hours: recomputing the open hour every run re-read up to 60 minute rows per
     # target each minute (seconds of CPU at 1,000 targets, and late probe rounds behind it).
-    hours_from, hours_until = floor_to(start, HOUR), floor_to(end, HOUR)
-    if hours_from < hours_until:
+    for since, until in _slices(floor_to(start, HOUR), floor_to(end, HOUR), HOURS_AT_A_TIME):
         with reading(sessions) as session:
-            hours = _hours(session, hours_from, hours_until)
+            hours = _hours(session, since, until)
         _store_in_chunks(sessions, hours, "hour")
-    return len(minutes)
+    return rolled
+
+
+def _slices(start: datetime, end: datetime, step: timedelta) -> Iterator[tuple[datetime, datetime]]:
+    """[start, end) cut into ``step``-long pieces: a first rollup over weeks of backfilled raw
+    rows holds one piece's buckets at a time, not the weeks'."""
+    while start < end:
+        yield start, min(start + step, end)
+        start += step
 
 
 def _resume_from(session: Session, end: datetime) -> datetime | None:
