@@ -89,7 +89,8 @@ class WriterLockedConnection(sqlite3.Connection):
             raise self._locked()
         self._holds_process_lock = True
         if self._lock_fd is None:
-            self._lock_fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+            # read-only is enough for flock: any process that may write the database may lock
+            self._lock_fd = os.open(self._lock_path, os.O_RDONLY | os.O_CREAT, 0o644)
         while True:
             try:
                 fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
