@@ -11,8 +11,7 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from monitor.db import sqlite_writer
-from monitor.db.sqlite_writer import WriterLockedConnection
+from monitor.db.sqlite_writer import LOCK_FILES, WriterLockedConnection
 from monitor.errors import ConfigError, ServiceUnavailable
 
 
@@ -43,7 +42,7 @@ def _reason(exc: Exception) -> str:
 def _make_engine(url: str, **kwargs: Any) -> Engine:
     if url.startswith("sqlite"):
         # writers take turns through a lock file (monitor.db.sqlite_writer)
-        factory = {"factory": WriterLockedConnection} if sqlite_writer.AVAILABLE else {}
+        factory = {"factory": WriterLockedConnection} if LOCK_FILES else {}
         kwargs["connect_args"] = {"timeout": 30, **factory, **kwargs.get("connect_args", {})}
         engine = create_engine(url, **kwargs)
         event.listen(engine, "connect", _sqlite_pragmas)

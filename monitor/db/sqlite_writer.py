@@ -28,7 +28,7 @@ try:
 except ImportError:  # not on Windows: writers there wait in SQLite's busy handler as before
     fcntl = None  # type: ignore[assignment]
 
-AVAILABLE = fcntl is not None
+LOCK_FILES = fcntl is not None  # where flock exists
 
 POLL_S = 0.0005  # between tries for the file lock, while another process holds it
 _process_locks: dict[str, threading.Lock] = {}
@@ -52,38 +52,32 @@ class WriterLockedConnection(sqlite3.Connection):
         self._lock_fd: int | None = None
         self._holds_process_lock = False
 
-    def take_writer_lock(self) -> None:
-        """Wait (bounded) for the writers' lock; held until COMMIT, ROLLBACK or close.
-        Raises ``sqlite3.OperationalError`` ("database is locked") past the timeout."""
-        if self._lock_path:
-            self._take_lock()
-
-    def let_go_of_writer_lock(self) -> None:
-        """For a write transaction that did not begin after all."""
-        self._let_go()
-
     def commit(self) -> None:
         try:
             super().commit()
         finally:
-            self._let_go()
+            self.let_go_of_writer_lock()
 
     def rollback(self) -> None:
         try:
             super().rollback()
         finally:
-            self._let_go()
+            self.let_go_of_writer_lock()
 
     def close(self) -> None:
         try:
             super().close()
         finally:
-            self._let_go()
+            self.let_go_of_writer_lock()
             if self._lock_fd is not None:
                 os.close(self._lock_fd)
                 self._lock_fd = None
 
-    def _take_lock(self) -> None:
+    def take_writer_lock(self) -> None:
+        """Wait (bounded) for the writers' lock; held until COMMIT, ROLLBACK or close.
+        Raises ``sqlite3.OperationalError`` ("database is locked") past the timeout."""
+        if not self._lock_path:
+            return  # an in-memory database has one process
         deadline = time.monotonic() + self._wait_s
         if not _process_lock(self._lock_path).acquire(timeout=self._wait_s):
             raise self._locked()
@@ -97,7 +91,7 @@ class WriterLockedConnection(sqlite3.Connection):
                 return
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    self._let_go()
+                    self.let_go_of_writer_lock()
                     raise self._locked() from None
                 time.sleep(POLL_S)
 
@@ -106,7 +100,8 @@ class WriterLockedConnection(sqlite3.Connection):
             f"database is locked: another writer held it for {self._wait_s:g} s"
         )
 
-    def _let_go(self) -> None:
+    def let_go_of_writer_lock(self) -> None:
+        """After COMMIT, ROLLBACK or close, or for a transaction that did not begin."""
         if self._lock_fd is not None:
             fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
         if self._holds_process_lock:
