@@ -147,6 +147,7 @@ class Metrics:
     feed_failures: dict[str, float]  # by provider, feeds summed
     open_incidents: dict[str, float]  # by provider
     task_finished: dict[str, float]  # by task: unix time of its latest run
+    target_latency: dict[str, float]  # by target: median of its latest rolled-up minute, s
 
 
 def metrics(base: str) -> Metrics:
@@ -164,6 +165,7 @@ def metrics(base: str) -> Metrics:
         "slamon_feed_consecutive_failures": "provider",
         "slamon_provider_open_incidents": "provider",
         "slamon_task_last_finished_timestamp_seconds": "task",
+        "slamon_target_latency_seconds": "target",
     }
     for family in text_string_to_metric_families(text):
         label = keys.get(family.name)
@@ -178,6 +180,7 @@ def metrics(base: str) -> Metrics:
         values.get("slamon_feed_consecutive_failures", {}),
         values.get("slamon_provider_open_incidents", {}),
         values.get("slamon_task_last_finished_timestamp_seconds", {}),
+        values.get("slamon_target_latency_seconds", {}),
     )
 
 

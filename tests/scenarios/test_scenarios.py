@@ -588,6 +588,20 @@ def test_a_restart_during_an_open_outage_and_an_open_incident_sends_one_firing_a
 # --------------------------------------------------------------------------- the whole run
 
 
+def test_the_running_service_rolls_its_probes_into_minutes_that_metrics_reads(
+    live: Live,
+) -> None:
+    """The rollup runs in the service beside the probe rounds (its own short transactions, on
+    SQLite through the writers' lock): a closed minute of a healthy target's probes reaches
+    /metrics as that minute's median latency (SQL grouping on both databases)."""
+    latency = eventually(
+        lambda: live.metrics().target_latency.get("web-http"),
+        "a rolled-up minute of web-http on /metrics",
+        timeout=150,  # the rollup runs once a minute, on the minutes that have closed
+    )
+    assert 0 < latency < PROBE_INTERVAL_S  # a local target's median answer, in seconds
+
+
 def test_no_alert_of_the_whole_run_was_sent_twice_or_unsigned(live: Live) -> None:
     """Each scenario saw exactly one firing and one resolved webhook when it ended; a quiet
     period later, across every scenario of this deployment, still no more than one of each."""
