@@ -4,7 +4,7 @@ queries): whatever process serves /metrics reports the whole deployment, not its
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -16,28 +16,16 @@ from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from monitor.config import Config
 from monitor.db.base import utcnow
-from monitor.db.models import (
-    Alert,
-    Delivery,
-    Feed,
-    Incident,
-    Outage,
-    ProbeRollup,
-    Provider,
-    Target,
-    TaskStat,
-)
-from monitor.probes.kinds.heartbeat import latest_heartbeats
+from monitor.db.models import Alert, Delivery, Feed, ProbeRollup, Provider, Target, TaskStat
+from monitor.history import heartbeats, incidents
 from monitor.probes.vantages import vantage_health
-from monitor.reports.inputs import lifetime_starts
-from monitor.sla.intervals import Span, clip, merge, total
+from monitor.reports.service import month_to_date
 from monitor.sla.math import budget_left
-from monitor.sla.months import month_of, month_period
-from monitor.sla.policy import BUILTIN_POLICIES, SlaPolicy
+from monitor.sla.months import month_period
+from monitor.sla.policy import SlaPolicy, policies_for
 from monitor.status.health import fresh
-from monitor.status.history import timeline, uptime
-from monitor.status.repository import spans as watched_spans
 from monitor.status.repository import verdicts
 
 TARGET_LABELS = ["target", "provider", "region", "pool"]
@@ -45,16 +33,18 @@ STATE_VALUE = {"up": 1.0, "down": 0.0}
 
 
 class SlamonCollector(Collector):
-    """Collects from ``session`` (one scrape's database session)."""
+    """Collects from ``session`` (one scrape's database session) as of ``now``; month-to-date
+    figures are the running month's report under ``config`` (``reports.service.month_to_date``)."""
 
-    def __init__(
-        self, session: Session, policies: Mapping[str, SlaPolicy] = BUILTIN_POLICIES
-    ) -> None:
+    def __init__(self, session: Session, config: Config, now: datetime | None = None) -> None:
         self.session = session
-        self.policies = policies
+        self.config = config
+        self.now = now
 
     def collect(self) -> Iterator[Metric]:
-        yield from _targets(self.session, utcnow(), self.policies)
+        now = self.now or utcnow()
+        policies = policies_for(self.config.sla_policies)
+        yield from _targets(self.session, now, self.config, policies)
         yield _open_incidents(self.session)
         yield _feed_failures(self.session)
         yield from _feed_health(self.session)
@@ -69,7 +59,7 @@ def _labels(t: Target) -> list[str]:
 
 
 def _targets(
-    session: Session, now: datetime, policies: Mapping[str, SlaPolicy]
+    session: Session, now: datetime, config: Config, policies: Mapping[str, SlaPolicy]
 ) -> Iterator[Metric]:
     up = GaugeMetricFamily(
         "slamon_target_up",
@@ -81,8 +71,8 @@ def _targets(
     )
     uptime_ratio = GaugeMetricFamily(
         "slamon_target_month_uptime_ratio",
-        "Month-to-date share of the target's observed time not inside a reachable outage "
-        "(absent while nothing was observed)",
+        "Month-to-date share of the target's observed time not inside a reachable outage, as "
+        "the monthly report counts it (absent while nothing was observed)",
         labels=TARGET_LABELS,
     )
     targets = {t.id: t for t in session.scalars(select(Target).where(Target.retired_at.is_(None)))}
@@ -96,28 +86,24 @@ def _targets(
         for family, state in ((up, seen.reachable), (usable, seen.usable)):
             if state in STATE_VALUE:
                 family.add_metric(_labels(target), STATE_VALUE[state])
-    month = month_period(month_of(now))
-    born = lifetime_starts(session, list(targets))  # imported history counts as its life
-    # over observed time only (as the page and the report count it): absent when nothing was
-    for target_id, kept in watched_spans(session, month.start, now).items():
-        target = targets.get(target_id)
-        if target is None:
-            continue
-        start = max(month.start, born[target_id])
-        line = timeline(kept.observed, kept.reachable, kept.usable)
-        share = uptime(line, now, now - start).reachable_pct if now > start else None
-        if share is not None:
-            uptime_ratio.add_metric(_labels(target), share / 100)
     budget = GaugeMetricFamily(
         "slamon_target_error_budget_left_seconds",
         "Downtime the target's SLA policy still allows this month (negative: missed)",
         labels=TARGET_LABELS,
     )
-    for target_id, spans in _month_outages(session, list(targets), month.start, now).items():
-        target = targets[target_id]
+    # month to date as the monthly report counts it, so /metrics, the page and the API agree
+    report = month_to_date(session, config, now)
+    month = month_period(report.month)
+    by_name = {t.name: t for t in targets.values()}
+    for row in report.targets:
+        target = by_name.get(row.name)
+        if target is None:
+            continue  # retired: in the report, not in the scrape
+        if row.observed_uptime_pct is not None:
+            uptime_ratio.add_metric(_labels(target), row.observed_uptime_pct / 100)
         policy = policies.get(target.sla_policy or "")
         if policy is not None:
-            spent = total(merge(clip(spans, month.start, now)))
+            spent = timedelta(seconds=row.sla_downtime_s)
             left = budget_left(policy, month.end - month.start, spent)
             budget.add_metric(_labels(target), left.total_seconds())
     yield from (up, usable, uptime_ratio, budget, _latency(session, targets))
@@ -134,7 +120,7 @@ def _training(session: Session, targets: dict[int, Target]) -> Iterator[Metric]:
         "Work per second in the target's latest heartbeat (unit: samples or tokens)",
         labels=[*TARGET_LABELS, "unit"],
     )
-    for target_id, beat in latest_heartbeats(session, list(targets)).items():
+    for target_id, beat in heartbeats.latest(session, list(targets)).items():
         labels = _labels(targets[target_id])
         if beat.step is not None:
             step.add_metric(labels, float(beat.step))
@@ -171,42 +157,13 @@ def _latency(session: Session, targets: dict[int, Target]) -> Metric:
     return family
 
 
-def _month_outages(
-    session: Session, ids: list[int], start: datetime, now: datetime
-) -> dict[int, list[Span]]:
-    spans: dict[int, list[Span]] = {i: [] for i in ids}
-    query = select(Outage.target_id, Outage.start, Outage.end).where(
-        Outage.target_id.in_(ids),
-        Outage.series == "reachable",
-        Outage.end.is_(None) | (Outage.end > start),
-    )
-    for target_id, begin, end in session.execute(query):
-        stop = min(end or now, now)
-        if stop > begin:
-            spans[target_id].append(Span(begin, stop))
-    return spans
-
-
 def _open_incidents(session: Session) -> Metric:
     family = GaugeMetricFamily(
         "slamon_provider_open_incidents",
         "Open provider incidents touching your regions/components",
         labels=["provider"],
     )
-    # the condition sits in the join, so a provider whose incidents are all closed reads 0
-    # instead of vanishing from the scrape
-    open_relevant = (
-        (Incident.provider_id == Provider.id)
-        & Incident.resolved_at.is_(None)
-        & Incident.relevant.is_(True)
-        & Incident.is_maintenance.is_(False)
-    )
-    query = (
-        select(Provider.slug, func.count(Incident.id))
-        .join(Incident, open_relevant, isouter=True)
-        .group_by(Provider.slug)
-    )
-    for slug, count in session.execute(query):
+    for slug, count in incidents.open_counts(session).items():  # 0 for one with none open
         family.add_metric([slug], float(count))
     return family
 

@@ -25,6 +25,7 @@ def build_beat_schedule(config: Config) -> dict[str, dict[str, Any]]:
         "probes-dispatch": _entry("slamon.probes.dispatch", schedule.dispatch, "default"),
         "probes-rollup": _entry("slamon.probes.rollup", schedule.rollup, "default"),
         "alerts-evaluate": _entry("slamon.alerts.evaluate", schedule.alerts, "default"),
+        "vantages-judge": _entry("slamon.probes.judge_vantages", schedule.vantages, "default"),
         "alerts-deliver": _entry("slamon.alerts.deliver", schedule.deliveries, "deliveries"),
         "reports-monthly": {
             "task": "slamon.reports.monthly",

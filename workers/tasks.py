@@ -154,6 +154,7 @@ def roll_up_results() -> int:
     from datetime import timedelta
 
     from monitor.db.base import utcnow
+    from monitor.db.changes import prune_changes
     from monitor.probes.rollup import prune_minutes, prune_raw, roll_up
 
     rt = runtime()
@@ -161,7 +162,22 @@ def roll_up_results() -> int:
     buckets = roll_up(rt.sessions, now)  # each step its own short transaction
     prune_raw(rt.sessions, now, timedelta(seconds=rt.config.probes.raw_retention))
     prune_minutes(rt.sessions, now, timedelta(seconds=rt.config.probes.minute_retention))
+    with rt.transaction() as session:
+        prune_changes(session)
     return buckets
+
+
+@app.task(name="slamon.probes.judge_vantages")
+def judge_vantages() -> int:
+    """Judge every probing vantage against the quorum and store the verdicts every surface
+    shows (and ``vantage_blind`` alerts on); returns how many are blind."""
+    from monitor.db.base import utcnow
+    from monitor.probes.vantages import refresh
+
+    rt = runtime()
+    with rt.transaction() as session:
+        health = refresh(session, utcnow(), rt.config.alerts.blind_rule)
+    return sum(v.blind_since is not None for v in health)
 
 
 @app.task(name="slamon.reports.monthly")

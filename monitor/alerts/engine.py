@@ -16,7 +16,8 @@ from monitor.alerts.routing import route, silenced
 from monitor.alerts.rules import Signal
 from monitor.config.models import Config, SilenceConfig
 from monitor.db.dialect import insert_ignoring_conflicts
-from monitor.db.models import Alert, Channel, Delivery, Incident, Provider, Silence
+from monitor.db.models import Alert, Channel, Delivery, Silence
+from monitor.history import incidents
 from monitor.sla.maintenance import in_maintenance
 
 NOTICE_RULES = frozenset({"monthly_report", "credit_claim_due"})
@@ -127,15 +128,9 @@ def _incident_group(session: Session, signal: Signal, config: Config) -> str | N
     provider, region = signal.labels.get("provider"), signal.labels.get("region")
     if not config.alerts.group_by_incident or signal.rule != "target_down" or not provider:
         return None
-    open_incidents = session.execute(
-        select(Incident.source_id, Incident.regions)
-        .join(Provider)
-        .where(Provider.slug == provider, Incident.relevant.is_(True))
-        .where(Incident.is_maintenance.is_(False), Incident.resolved_at.is_(None))
-    ).all()
-    for source_id, regions in open_incidents:
-        if not regions or (region and region in regions):
-            return f"incident:{provider}:{source_id}"
+    for incident in incidents.open_of(session, provider):
+        if not incident.regions or (region and region in incident.regions):
+            return f"incident:{provider}:{incident.source_id}"
     return None
 
 

@@ -10,11 +10,11 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from monitor.alerts.slowdown import Slowdown
 from monitor.probes.kinds import KINDS
 from monitor.probes.state import DOWN, UP
 from monitor.probes.vantages import VantageHealth
 from monitor.reports.model import MonthlyReport
+from monitor.sla.slowdown import Slowdown
 
 IMPACT_SEVERITY = {"critical": "critical", "major": "critical", "minor": "warning", "none": "info"}
 

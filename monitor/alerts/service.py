@@ -22,30 +22,20 @@ from monitor.alerts.rules import (
     target_labels,
 )
 from monitor.alerts.sla_rules import breach_signal, burn_signal, burn_windows
-from monitor.alerts.slowdown import SlowdownRule, judge_slowdown
 from monitor.config.models import Config
 from monitor.db.base import utcnow
-from monitor.db.models import (
-    Alert,
-    CreditClaim,
-    Feed,
-    Heartbeat,
-    Incident,
-    Outage,
-    ProbeResult,
-    Provider,
-    Target,
-)
+from monitor.db.models import Alert, CreditClaim, Feed, ProbeResult, Provider, Target
+from monitor.history import heartbeats, incidents, lifetimes, spans
+from monitor.history.spans import REACHABLE, TargetSpans
 from monitor.probes.kinds import target_rules, usable_matters
-from monitor.probes.kinds.heartbeat import work_unit
 from monitor.probes.quorum import TargetTransition
 from monitor.probes.round import TransitionHook
-from monitor.probes.vantages import BlindRule, refresh
-from monitor.reports.inputs import lifetime_starts
+from monitor.probes.vantages import vantage_health
 from monitor.sla.intervals import Span
 from monitor.sla.maintenance import windows_for
 from monitor.sla.months import month_of, month_period
 from monitor.sla.policy import SlaPolicy, policies_for
+from monitor.sla.slowdown import judge_slowdown
 
 RECENTLY_CLOSED = timedelta(days=1)
 CLAIM_REMINDER = timedelta(days=7)
@@ -73,9 +63,7 @@ def on_transitions(
             change.series == "usable" and not _usable_matters(row, change, reachable_down)
         ):
             continue
-        facts = TargetFacts(
-            row.name, row.kind, row.provider, row.region, row.zone, row.pool, row.gpus
-        )
+        facts = _facts(row)
         signal = from_transition(
             facts,
             change.series,
@@ -86,6 +74,14 @@ def on_transitions(
         if signal is not None:
             signals.append(signal)
     return apply(session, signals, config, now)
+
+
+def _facts(row: Target, provider: str | None = None) -> TargetFacts:
+    """What the rules know of a target row (``provider``: one its policy names, when the row
+    was stored before providers were inferred)."""
+    return TargetFacts(
+        row.name, row.kind, row.provider or provider, row.region, row.zone, row.pool, row.gpus
+    )
 
 
 def alert_hook(config: Config) -> TransitionHook:
@@ -123,7 +119,7 @@ def evaluate(session: Session, config: Config, now: datetime) -> Applied:
         *_incident_signals(session, now),
         *_feed_signals(session, config, now),
         *_sla_signals(session, config, now),
-        *_vantage_signals(session, config, now),
+        *_vantage_signals(session, now),
         *_slowdown_signals(session, config, now),
     ]
     signals += _orphans(session, signals, now)
@@ -156,51 +152,23 @@ def _orphans(session: Session, signals: Sequence[Signal], now: datetime) -> list
     return orphans
 
 
-def slowdown_rule(config: Config) -> SlowdownRule:
-    alerts = config.alerts
-    return SlowdownRule(
-        share=alerts.slowdown_share,
-        after=timedelta(seconds=alerts.slowdown_after),
-        trailing=timedelta(seconds=alerts.slowdown_trailing),
-        min_samples=alerts.slowdown_min_samples,
-    )
-
-
 def _slowdown_signals(session: Session, config: Config, now: datetime) -> list[Signal]:
     """``training_slowdown`` for every live target whose heartbeats report throughput."""
-    rule = slowdown_rule(config)
-    rows = session.execute(
-        select(Heartbeat.target_id, Heartbeat.at, Heartbeat.throughput, Heartbeat.payload)
-        .join(Target, Target.id == Heartbeat.target_id)
-        .where(
-            Target.retired_at.is_(None),
-            Heartbeat.throughput.is_not(None),
-            Heartbeat.at > now - rule.span,
-        )
-    ).all()
-    samples: dict[int, list[tuple[datetime, float]]] = {}
-    units: dict[int, str] = {}
-    for target_id, at, value, payload in rows:
-        samples.setdefault(target_id, []).append((at, value))
-        units[target_id] = work_unit(payload)
-    if not samples:
-        return []
-    targets = session.scalars(select(Target).where(Target.id.in_(samples)))
+    rule = config.alerts.slowdown_rule
+    live = {t.id: t for t in session.scalars(select(Target).where(Target.retired_at.is_(None)))}
+    series = heartbeats.throughput(session, list(live), now - rule.span, now)
     signals = []
-    for t in targets:
-        verdict = judge_slowdown(samples[t.id], now, rule)
-        facts = TargetFacts(t.name, t.kind, t.provider, t.region, t.zone, t.pool, t.gpus)
-        signals.append(from_slowdown(facts, verdict, rule.share, units[t.id], now))
+    for target_id, work in series.items():
+        verdict = judge_slowdown(work.samples, now, rule)
+        unit = work.unit or "samples"
+        signals.append(from_slowdown(_facts(live[target_id]), verdict, rule.share, unit, now))
     return signals
 
 
-def _vantage_signals(session: Session, config: Config, now: datetime) -> list[Signal]:
-    """``vantage_blind`` per vantage, from the verdicts ``refresh`` stores for the page."""
-    rule = BlindRule(
-        share=config.alerts.vantage_blind_share,
-        after=timedelta(seconds=config.alerts.vantage_blind_after),
-    )
-    return [from_vantage(v, now) for v in refresh(session, now, rule)]
+def _vantage_signals(session: Session, now: datetime) -> list[Signal]:
+    """``vantage_blind`` per vantage, from the verdicts the vantage task stored (the page and
+    /metrics show the same ones)."""
+    return [from_vantage(v, now) for v in vantage_health(session)]
 
 
 def _sla_signals(session: Session, config: Config, now: datetime) -> list[Signal]:
@@ -213,16 +181,15 @@ def _sla_signals(session: Session, config: Config, now: datetime) -> list[Signal
         return []
     pairs = burn_windows(config.alerts.burn_windows)
     since = min(month_period(month_of(now)).start, now - max(w.long for w in pairs))
-    spans = _outage_spans(session, [t.id for t in targets], since, now)
     ids = [t.id for t in targets]
+    timelines = spans.spans(session, ids, Span(since, now), now)
     samples = {w.short: _samples(session, ids, now - w.short) for w in pairs}
-    born = lifetime_starts(session, ids)  # imported history counts as the target's life
+    born = lifetimes.starts(session, ids)  # imported history counts as the target's life
     signals = []
     for t in targets:
         policy = policies[t.sla_policy or ""]
-        provider = t.provider or policy.provider  # rows stored before providers were inferred
-        facts = TargetFacts(t.name, t.kind, provider, t.region, t.zone, t.pool, t.gpus)
-        mine = spans.get(t.id, [])
+        facts = _facts(t, policy.provider)
+        mine = timelines.get(t.id, TargetSpans()).of(REACHABLE)
         windows = [
             Span(w.start, w.end) for w in windows_for(target_labels(facts), config.maintenance)
         ]
@@ -268,22 +235,6 @@ def _instance_scoped(policy: SlaPolicy) -> bool:
     return policy.scope == "instance"
 
 
-def _outage_spans(
-    session: Session, ids: list[int], since: datetime, now: datetime
-) -> dict[int, list[Span]]:
-    found: dict[int, list[Span]] = {}
-    query = (
-        select(Outage)
-        .where(Outage.target_id.in_(ids), Outage.series == "reachable")
-        .where(Outage.end.is_(None) | (Outage.end > since))
-    )
-    for o in session.scalars(query):
-        end = min(o.end or now, now)
-        if end > o.start:
-            found.setdefault(o.target_id, []).append(Span(o.start, end))
-    return found
-
-
 def _samples(session: Session, ids: list[int], since: datetime) -> dict[int, int]:
     """Known probe results per target since ``since`` (the burn alerts' minimum evidence)."""
     query = (
@@ -302,31 +253,22 @@ def _incident_signals(session: Session, now: datetime) -> list[Signal]:
         select(Alert.labels).where(Alert.rule == "provider_incident", Alert.state == "firing")
     )
     firing = {(a.get("provider"), a.get("incident")) for a in alerted}
-    recent = (Incident.resolved_at.is_(None)) | (Incident.resolved_at > now - RECENTLY_CLOSED)
-    query = (
-        select(Incident, Provider.slug)
-        .join(Provider)
-        .where(Incident.relevant.is_(True), Incident.is_maintenance.is_(False))
-    )
-    if firing:
-        query = query.where(recent | Incident.source_id.in_({i for _, i in firing if i}))
-    else:
-        query = query.where(recent)
+    chosen = incidents.to_alert_on(session, now, RECENTLY_CLOSED, {i for _, i in firing if i})
     return [
         from_incident(
-            slug,
+            i.provider,
             i.source_id,
             i.title,
             i.impact,
-            list(i.regions or []),
+            list(i.regions),
             i.resolved_at is None,
             i.resolved_at or i.started_at or i.first_seen_at,
             i.url,
         )
-        for i, slug in session.execute(query)
+        for i in chosen
         if i.resolved_at is None
         or i.resolved_at > now - RECENTLY_CLOSED
-        or (slug, i.source_id) in firing
+        or (i.provider, i.source_id) in firing
     ]
 
 

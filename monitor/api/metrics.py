@@ -1,5 +1,6 @@
 """/metrics in the Prometheus text format (prometheus-client): process metrics plus the
-deployment's state read from the database at scrape time."""
+deployment's state read from the database (kept while nothing happened, at most
+``READ_MAX_AGE``: ``monitor.history.generation``)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,14 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, 
 from sqlalchemy.orm import Session
 
 from monitor.api.deps import AppState, app_state, db_session
+from monitor.db.base import utcnow
+from monitor.history.generation import READ_MAX_AGE, ReadCache
 from monitor.metrics import SlamonCollector
-from monitor.sla.policy import policies_for
 
 router = APIRouter()
+# the deployment's part of a scrape, until something happened (this process's own metrics are
+# read live); a scrape reflects a state change, an outage or an alert at once
+SCRAPES: ReadCache[bytes] = ReadCache(READ_MAX_AGE)
 
 
 @router.get("/metrics", tags=["metrics"], include_in_schema=False)
@@ -21,7 +26,12 @@ def metrics(
     session: Annotated[Session, Depends(db_session)],
     state: Annotated[AppState, Depends(app_state)],
 ) -> Response:
-    registry = CollectorRegistry()
-    registry.register(SlamonCollector(session, policies_for(state.config.sla_policies)))
-    body = generate_latest(REGISTRY) + generate_latest(registry)
-    return Response(body, media_type=CONTENT_TYPE_LATEST)
+    now = utcnow()
+
+    def deployment() -> bytes:
+        registry = CollectorRegistry()
+        registry.register(SlamonCollector(session, state.config, now))
+        return generate_latest(registry)
+
+    kept = SCRAPES.get(session, id(state.config), now, deployment)
+    return Response(generate_latest(REGISTRY) + kept.value, media_type=CONTENT_TYPE_LATEST)

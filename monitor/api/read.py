@@ -27,8 +27,8 @@ from monitor.db.base import utcnow
 from monitor.db.models import Alert, Feed, Incident, Outage, Provider, Target
 from monitor.feeds.model import CLOSED_STATUSES
 from monitor.probes.vantages import vantage_health
-from monitor.reports.service import build_monthly
-from monitor.sla.months import month_bounds
+from monitor.reports.service import build_monthly, month_to_date
+from monitor.sla.months import month_bounds, month_of
 
 router = APIRouter(prefix="/api/v1", responses=error_responses(401, 403, 422, 429))
 
@@ -535,7 +535,10 @@ def month_to_date_sla(
     pool, as the monthly report counts it. Not a list: one month, not paginated. 404 for a
     month that has not begun."""
     now = utcnow()
-    report = build_monthly(session, month or f"{now.year:04d}-{now.month:02d}", now, state.config)
+    if month is None or month == month_of(now):
+        report = month_to_date(session, state.config, now)
+    else:
+        report = build_monthly(session, month, now, state.config)
     return {
         "month": report.month,
         "period_start": report.period_start,

@@ -15,6 +15,7 @@ import gzip
 import math
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from importlib import resources
 from typing import Annotated
@@ -26,6 +27,7 @@ from sqlalchemy.orm import Session
 
 from monitor.api.deps import app_state, db_session
 from monitor.db.base import utcnow
+from monitor.history.generation import READ_MAX_AGE, ReadCache
 from monitor.status.history import Bucket
 from monitor.status.view import BUCKET_WIDTH, BUCKETS, WINDOWS, StatusView, build_view
 
@@ -158,9 +160,33 @@ def accepts_gzip(accept_encoding: str) -> bool:
 def status_page(request: Request, session: Annotated[Session, Depends(db_session)]) -> Response:
     """The page, gzipped when the client takes it: a thousand targets make about a megabyte
     of HTML and a twelfth of that gzipped, fetched again every ``REFRESH_S`` seconds."""
-    body = render(build_view(session, app_state(request).config, utcnow())).encode()
+    config = app_state(request).config
+    now = utcnow()
+    page = PAGES.get(
+        session, id(config), now, lambda: Page.of(render(build_view(session, config, now)))
+    )
     headers = {"Cache-Control": "no-store", "Vary": "Accept-Encoding"}
-    if len(body) > GZIP_ABOVE and accepts_gzip(request.headers.get("accept-encoding", "")):
-        body = gzip.compress(body, compresslevel=5)
+    body = page.value.plain
+    if page.value.gzipped is not None and accepts_gzip(request.headers.get("accept-encoding", "")):
+        body = page.value.gzipped
         headers["Content-Encoding"] = "gzip"
     return Response(body, media_type="text/html; charset=utf-8", headers=headers)
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """The rendered page as sent: plain, and gzipped when that is worth it."""
+
+    plain: bytes
+    gzipped: bytes | None
+
+    @classmethod
+    def of(cls, html: str) -> Page:
+        body = html.encode()
+        small = len(body) <= GZIP_ABOVE
+        return cls(body, None if small else gzip.compress(body, compresslevel=5))
+
+
+# The page as last rendered, until something happened (``monitor.history.generation``) or it
+# is ``READ_MAX_AGE`` old: a thousand targets take about a second to read and render.
+PAGES: ReadCache[Page] = ReadCache(READ_MAX_AGE)

@@ -28,7 +28,8 @@ from monitor.config.loader import cross_check
 from monitor.config.models import Config, TargetConfig, TargetKind
 from monitor.db.base import utcnow
 from monitor.db.models import Target
-from monitor.probes.kinds.heartbeat import LastHeartbeat, latest_heartbeats
+from monitor.history.heartbeats import LastHeartbeat
+from monitor.history.heartbeats import latest as latest_heartbeats
 from monitor.probes.state import DOWN, UNKNOWN, UP
 from monitor.status.health import fresh, target_state
 from monitor.status.repository import verdicts as status_verdicts

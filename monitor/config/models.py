@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -18,7 +19,9 @@ from pydantic import (
 
 from monitor.config.durations import parse_duration
 from monitor.probes.kinds import KINDS
+from monitor.probes.vantages import BlindRule
 from monitor.sla.policy import BUILTIN_POLICIES, policy_from_config
+from monitor.sla.slowdown import SlowdownRule
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 Slug = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=64)]
@@ -306,6 +309,24 @@ class AlertsConfig(Strict):
     slowdown_trailing: Interval = 3600.0
     slowdown_min_samples: Annotated[int, Field(ge=2)] = 10
 
+    @property
+    def blind_rule(self) -> BlindRule:
+        """The vantage_blind rule these settings make (the vantage verdict task judges with it)."""
+        return BlindRule(
+            share=self.vantage_blind_share, after=timedelta(seconds=self.vantage_blind_after)
+        )
+
+    @property
+    def slowdown_rule(self) -> SlowdownRule:
+        """The training_slowdown rule these settings make (the alert and the report's slow
+        time judge a job's throughput with it)."""
+        return SlowdownRule(
+            share=self.slowdown_share,
+            after=timedelta(seconds=self.slowdown_after),
+            trailing=timedelta(seconds=self.slowdown_trailing),
+            min_samples=self.slowdown_min_samples,
+        )
+
 
 class ScheduleConfig(Strict):
     """How often the periodic tasks run (beat is built from this)."""
@@ -316,6 +337,7 @@ class ScheduleConfig(Strict):
     heartbeats: Interval = 5.0
     rollup: Interval = 60.0
     alerts: Interval = 30.0
+    vantages: Interval = 30.0  # judging each vantage against the quorum (vantage_blind)
     deliveries: Interval = 5.0
     retention: Interval = 3600.0
 

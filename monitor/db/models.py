@@ -477,3 +477,14 @@ class Vantage(Base):
     disagreeing_since: Mapped[datetime | None]
     blind_since: Mapped[datetime | None]
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class HistoryChange(Base):
+    """One write to what happened (an outage, a target, a verdict, an incident, a window, an
+    alert, a channel), logged by the database's own triggers (migration 0009) in the writing
+    transaction: how a reader knows its cached figures may be stale. Pruned by the rollup."""
+
+    __tablename__ = "history_changes"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    source: Mapped[str] = mapped_column(String(32))

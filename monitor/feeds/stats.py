@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from monitor.db.models import Incident, Provider
+from monitor.history.incidents import ProviderIncident, started_in
+from monitor.sla.intervals import Span
 from monitor.sla.months import month_bounds
 from monitor.sla.response import (
     Lifecycle,
@@ -46,21 +46,15 @@ def response_stats(
     session: Session, month: str, *, relevant_only: bool = False
 ) -> list[ResponseStats]:
     """Incidents (not maintenance) that started in ``month``, summarized per provider."""
-    start, end = month_bounds(month)
-    query = (
-        select(Provider.slug, Incident)
-        .join(Provider)
-        .where(Incident.is_maintenance.is_(False))
-        .where(Incident.started_at >= start, Incident.started_at < end)
-        .order_by(Provider.slug)
-    )
-    grouped: dict[str, list[Incident]] = {}
-    for slug, row in session.execute(query):
-        grouped.setdefault(slug, []).append(row)
+    grouped: dict[str, list[ProviderIncident]] = {}
+    for row in started_in(session, Span(*month_bounds(month))):
+        grouped.setdefault(row.provider, []).append(row)
     return [_stats(slug, month, rows, relevant_only) for slug, rows in grouped.items()]
 
 
-def _stats(slug: str, month: str, rows: list[Incident], relevant_only: bool) -> ResponseStats:
+def _stats(
+    slug: str, month: str, rows: list[ProviderIncident], relevant_only: bool
+) -> ResponseStats:
     chosen = [r for r in rows if r.relevant or not relevant_only]
     lives = [
         Lifecycle(r.started_at, r.acknowledged_at, r.identified_at, r.resolved_at) for r in chosen

@@ -162,7 +162,15 @@ def _target_report(
         nominal_rate=rate,
         list_price_per_million=per_million(target.hourly_price, rate * HOUR) if rate else None,
         effective_price_per_million=per_million(spend, work) if target.work_unit else None,
+        observed_uptime_pct=observed_uptime_pct(period - unknown, total(reach)),
     )
+
+
+def observed_uptime_pct(observed: timedelta, down: timedelta) -> float | None:
+    """The reachable share of the observed time, in percent; None when nothing was observed."""
+    if observed <= timedelta(0):
+        return None
+    return 100 * (1 - down / observed)
 
 
 def _counted(

@@ -54,6 +54,9 @@ class TargetReport:
     nominal_rate: float | None = None  # its median throughput, units a second
     list_price_per_million: float | None = None  # hourly price at the nominal rate, per M units
     effective_price_per_million: float | None = None  # what it cost / what it processed, per M
+    # what was seen, before any policy: 100 x (1 - downtime_s / observed_s); None without data.
+    # /metrics, /api/v1/sla, the status page and the dashboards show this figure per target.
+    observed_uptime_pct: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,9 +10,11 @@ from sqlalchemy.orm import Session
 from monitor.config import Config
 from monitor.db.dialect import upsert
 from monitor.db.models import CreditClaim, Report
+from monitor.history.generation import READ_MAX_AGE, ReadCache
 from monitor.reports.assemble import assemble
 from monitor.reports.inputs import gather
 from monitor.reports.model import MonthlyReport
+from monitor.sla.months import month_of
 from monitor.sla.policy import policies_for
 
 FORMATS = ("html", "pdf", "csv", "json")
@@ -28,6 +30,24 @@ class Rendered:
 
 def build_monthly(session: Session, month: str, now: datetime, config: Config) -> MonthlyReport:
     return assemble(gather(session, month, now, config), policies_for(config.sla_policies), now)
+
+
+# (the config, its report): the entry keeps the config alive, so its id names no other one
+MONTH_TO_DATE: ReadCache[tuple[Config, MonthlyReport]] = ReadCache(READ_MAX_AGE)
+
+
+def month_to_date(session: Session, config: Config, now: datetime) -> MonthlyReport:
+    """The running month's report as of ``now``, the one every surface's month-to-date figures
+    come from (the status page, ``/api/v1/sla``, ``/metrics``). Kept per config until a write
+    to what happened (``monitor.history.generation``) or ``MONTH_TO_DATE.max_age``."""
+    month = month_of(now)
+    built = MONTH_TO_DATE.get(
+        session,
+        (month, id(config)),
+        now,
+        lambda: (config, build_monthly(session, month, now, config)),
+    )
+    return built.value[1]
 
 
 def render(report: MonthlyReport, fmt: str) -> Rendered:

@@ -7,29 +7,19 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, func, or_, select, union_all
+from sqlalchemy import func, select, union_all
 from sqlalchemy.orm import Session
 
 from monitor.db.dialect import among
-from monitor.db.models import (
-    Alert,
-    Feed,
-    Incident,
-    ObservedWindow,
-    Outage,
-    ProbeRollup,
-    Provider,
-    Target,
-    TargetState,
-)
+from monitor.db.models import Alert, Feed, ProbeRollup, Provider, Target, TargetState
+from monitor.history import incidents
+from monitor.history.incidents import ProviderIncident
 from monitor.probes.quorum import QUORUM_VANTAGE
 from monitor.probes.rollup import HOUR, floor_to
-from monitor.sla.intervals import Span
 from monitor.status.health import FeedFacts
-from monitor.status.history import outage_span
 
 LIVE = Target.retired_at.is_(None)
 
@@ -56,28 +46,10 @@ class Verdict:
 
 
 @dataclass(frozen=True, slots=True)
-class Spans:
-    """A target's observed windows and outage spans (open outages closed at now)."""
-
-    observed: list[Span] = field(default_factory=list)
-    reachable: list[Span] = field(default_factory=list)
-    usable: list[Span] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
-class IncidentRow:
-    title: str
-    impact: str
-    is_maintenance: bool
-    started_at: datetime | None
-    url: str | None
-
-
-@dataclass(frozen=True, slots=True)
 class ProviderRow:
     slug: str
     name: str
-    incidents: tuple[IncidentRow, ...]  # open and relevant, newest first
+    incidents: tuple[ProviderIncident, ...]  # open and relevant, newest first
     feeds: tuple[FeedFacts, ...]
 
 
@@ -133,30 +105,6 @@ def verdicts(session: Session) -> dict[int, Verdict]:
     }
 
 
-def spans(session: Session, since: datetime, now: datetime) -> dict[int, Spans]:
-    """Observed windows and outages of live targets overlapping ``[since, now)``: two reads."""
-    found: dict[int, Spans] = defaultdict(Spans)
-    windows = (
-        select(ObservedWindow.target_id, ObservedWindow.start, ObservedWindow.end)
-        .join(Target, Target.id == ObservedWindow.target_id)
-        .where(LIVE, ObservedWindow.end > since, ObservedWindow.start < now)
-    )
-    for target_id, start, end in session.execute(windows):
-        if end > start:
-            found[target_id].observed.append(Span(start, end))
-    outages = (
-        select(Outage.target_id, Outage.series, Outage.start, Outage.end)
-        .join(Target, Target.id == Outage.target_id)
-        .where(LIVE, Outage.start < now, or_(Outage.end.is_(None), Outage.end > since))
-    )
-    for target_id, series, start, stop in session.execute(outages):
-        span = outage_span(start, stop, now)
-        if span is not None:
-            kept = found[target_id]
-            (kept.reachable if series == "reachable" else kept.usable).append(span)
-    return found
-
-
 def latency_samples(
     session: Session, target_ids: Sequence[int], now: datetime
 ) -> dict[int, list[tuple[float, int]]]:
@@ -196,48 +144,29 @@ def latency_samples(
 
 def providers(session: Session) -> list[ProviderRow]:
     """Every provider with its open relevant incidents (newest first) and its feeds."""
-    query = (
-        select(Provider.id, Provider.slug, Provider.name, Incident)
-        .join(
-            Incident,
-            and_(
-                Incident.provider_id == Provider.id,
-                Incident.resolved_at.is_(None),
-                Incident.relevant.is_(True),
-            ),
-            isouter=True,
-        )
-        .order_by(Provider.slug, Incident.started_at.desc())
+    names = dict(
+        session.execute(select(Provider.slug, Provider.name).order_by(Provider.slug)).all()
     )
-    names: dict[int, tuple[str, str]] = {}
-    incidents: dict[int, list[IncidentRow]] = defaultdict(list)
-    for provider_id, slug, name, incident in session.execute(query):
-        names[provider_id] = (slug, name)
-        if incident is not None:
-            incidents[provider_id].append(_incident(incident))
+    open_now = incidents.open_by_provider(session)
     feeds = _feeds(session)
     return [
-        ProviderRow(slug, name, tuple(incidents[pid]), tuple(feeds[pid]))
-        for pid, (slug, name) in names.items()
+        ProviderRow(slug, name, tuple(open_now.get(slug, ())), tuple(feeds[slug]))
+        for slug, name in names.items()
     ]
 
 
-def _incident(row: Incident) -> IncidentRow:
-    return IncidentRow(row.title, row.impact, row.is_maintenance, row.started_at, row.url)
-
-
-def _feeds(session: Session) -> dict[int, list[FeedFacts]]:
+def _feeds(session: Session) -> dict[str, list[FeedFacts]]:
     query = select(
-        Feed.provider_id,
+        Provider.slug,
         Feed.enabled,
         Feed.last_polled_at,
         Feed.last_success_at,
         Feed.consecutive_failures,
         Feed.last_error,
-    )
-    found: dict[int, list[FeedFacts]] = defaultdict(list)
-    for provider_id, enabled, polled, succeeded, failures, error in session.execute(query):
-        found[provider_id].append(FeedFacts(enabled, polled, succeeded, failures, error))
+    ).where(Provider.id == Feed.provider_id)
+    found: dict[str, list[FeedFacts]] = defaultdict(list)
+    for slug, enabled, polled, succeeded, failures, error in session.execute(query):
+        found[slug].append(FeedFacts(enabled, polled, succeeded, failures, error))
     return found
 
 

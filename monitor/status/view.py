@@ -13,9 +13,13 @@ from sqlalchemy.orm import Session
 
 from monitor.alerts.channel_state import ChannelState, channel_states
 from monitor.config import Config
+from monitor.history.incidents import ProviderIncident
+from monitor.history.spans import REACHABLE, USABLE, TargetSpans
+from monitor.history.spans import spans as history_spans
 from monitor.probes.vantages import VantageHealth, vantage_health
 from monitor.reports.model import ProviderReport, WorkRow
-from monitor.reports.service import build_monthly
+from monitor.reports.service import month_to_date
+from monitor.sla.intervals import Span
 from monitor.status import repository
 from monitor.status.health import (
     PoolHealth,
@@ -151,16 +155,16 @@ class StatusView:
 def target_view(
     row: repository.TargetRow,
     verdict: repository.Verdict | None,
-    spans: repository.Spans | None,
+    spans: TargetSpans | None,
     latency: Sequence[tuple[float, int]],
     edges: Sequence[datetime],
     now: datetime,
 ) -> TargetView:
     """One fleet row: displayed state, history bar, uptimes and median latency."""
     verdict = verdict or repository.Verdict()
-    spans = spans or repository.Spans()
+    spans = spans or TargetSpans()
     is_fresh = fresh(verdict.last_probe_at, row.interval_s, row.timeout_s, now)
-    line = timeline(spans.observed, spans.reachable, spans.usable)
+    line = timeline(spans.observed, spans.of(REACHABLE), spans.of(USABLE))
     return TargetView(
         name=row.name,
         kind=row.kind,
@@ -198,7 +202,7 @@ def provider_view(
     return ProviderView(row.slug, row.name, health, incidents)
 
 
-def _incident(row: repository.IncidentRow) -> IncidentView:
+def _incident(row: ProviderIncident) -> IncidentView:
     url = row.url if row.url and row.url.lower().startswith(("http://", "https://")) else None
     impact = "maintenance" if row.is_maintenance else row.impact
     return IncidentView(row.title, impact, row.started_at, url)
@@ -291,7 +295,7 @@ def build_view(session: Session, config: Config, now: datetime) -> StatusView:
     since = min(edges[0], now - max(WINDOWS))
     targets = repository.live_targets(session)
     verdicts = repository.verdicts(session)
-    spans = repository.spans(session, since, now)
+    spans = history_spans(session, [t.id for t in targets], Span(since, now), now)
     latency = repository.latency_samples(session, [t.id for t in targets], now)
     fleet = in_order(
         target_view(t, verdicts.get(t.id), spans.get(t.id), latency.get(t.id, ()), edges, now)
@@ -299,7 +303,7 @@ def build_view(session: Session, config: Config, now: datetime) -> StatusView:
     )
     stale_after = timedelta(seconds=config.alerts.feed_stale_after)
     providers = tuple(provider_view(p, now, stale_after) for p in repository.providers(session))
-    report = build_monthly(session, month, now, config)
+    report = month_to_date(session, config, now)
     alerts = repository.firing_alerts(session)
     return StatusView(
         now=now,

@@ -8,10 +8,8 @@ A target with ``gpus`` raises ``gpu_health`` for its usable series, as a dcgm ta
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -98,49 +96,6 @@ def _with_gpus(result: ProbeResult, gpus: GpuVerdict | None) -> ProbeResult:
         error=None if usable else "; ".join(errors)[:500],
         detail={**gpus.detail, "reasons": list(gpus.reasons)},
     )
-
-
-@dataclass(frozen=True, slots=True)
-class LastHeartbeat:
-    """A target's latest push: what the API and /metrics show of a training job's progress."""
-
-    at: datetime
-    step: int | None
-    throughput: float | None  # the job's own figure: samples (or tokens) per second
-    unit: str | None
-
-
-def work_unit(payload: dict[str, Any] | None) -> str:
-    """The unit a heartbeat's throughput is in: what its job said (``unit``), else samples."""
-    return str((payload or {}).get("unit") or "samples")
-
-
-def latest_heartbeats(session: Session, target_ids: Iterable[int]) -> dict[int, LastHeartbeat]:
-    """The latest heartbeat of each of ``target_ids`` that has one."""
-    ids = list(target_ids)
-    if not ids:
-        return {}
-    newest = (
-        select(Heartbeat.target_id, func.max(Heartbeat.at).label("at"))
-        .where(Heartbeat.target_id.in_(ids))
-        .group_by(Heartbeat.target_id)
-        .subquery()
-    )
-    rows = session.execute(
-        select(
-            Heartbeat.target_id,
-            Heartbeat.at,
-            Heartbeat.step,
-            Heartbeat.throughput,
-            Heartbeat.payload,
-        ).where(Heartbeat.target_id == newest.c.target_id, Heartbeat.at == newest.c.at)
-    ).all()
-    found = {}
-    for target_id, at, step, rate, payload in rows:
-        found[target_id] = LastHeartbeat(
-            at, step, rate, work_unit(payload) if rate is not None else None
-        )
-    return found
 
 
 def _already_failing(session: Session, target_id: int, since: datetime) -> bool:

@@ -9,10 +9,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from monitor.alerts.service import evaluate
-from monitor.alerts.slowdown import SlowdownRule, judge_slowdown
 from monitor.config import parse_config
 from monitor.config.models import TargetConfig
 from monitor.db.models import Alert, Delivery, Heartbeat
+from monitor.sla.slowdown import SlowdownRule, judge_slowdown
 from monitor.targets import upsert_target
 
 T0 = datetime(2026, 12, 3, 8, 0, tzinfo=UTC)

@@ -779,10 +779,12 @@ def test_the_page_shows_the_price_per_unit_of_work_of_the_worked_example(
 ) -> None:
     """The report's worked example (tests/monitor/reports/test_work.py), read on the last
     instant of November: $1,440 for 2,584.8 M samples, $0.5571 per million against $0.5556."""
-    from tests.monitor.reports.test_work import DEC, worked_example
+    from monitor.config import parse_config
+    from tests.monitor.reports.test_work import DEC, JUDGED_OVER_SIX_HOURS, worked_example
 
     worked_example(session)
-    view = build_view(session, Config(), DEC - timedelta(microseconds=1))
+    config = parse_config(JUDGED_OVER_SIX_HOURS)
+    view = build_view(session, config, DEC - timedelta(microseconds=1))
     [work] = view.work
     assert (work.provider, work.instance_type, work.unit) == ("runpod", "A100-80G", "samples")
     assert (work.hours_lost, work.slow_hours) == (3.0, 2.0)

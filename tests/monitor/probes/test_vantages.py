@@ -12,7 +12,14 @@ from sqlalchemy.orm import Session
 from monitor.alerts.service import evaluate
 from monitor.config import parse_config
 from monitor.db.models import Alert, Delivery, Target, TargetState
-from monitor.probes.vantages import BlindRule, Opinion, VantageHealth, judge, vantage_health
+from monitor.probes.vantages import (
+    BlindRule,
+    Opinion,
+    VantageHealth,
+    judge,
+    refresh,
+    vantage_health,
+)
 from monitor.targets import sync_config_targets
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -100,6 +107,7 @@ def test_a_blind_vantage_fires_once_and_resolves_when_it_sees_again(session: Ses
         states(session, "*", "up", at)
         states(session, "east", "up", at)
         states(session, "west", "down", at)
+        refresh(session, at, config.alerts.blind_rule)  # the vantage task, then the alert sweep
         evaluate(session, config, at)
     views = {v.vantage: v for v in vantage_health(session)}
     assert views["east"].blind_since is None
@@ -111,6 +119,7 @@ def test_a_blind_vantage_fires_once_and_resolves_when_it_sees_again(session: Ses
     states(session, "*", "up", back)
     states(session, "east", "up", back)
     states(session, "west", "up", back)
+    refresh(session, back, config.alerts.blind_rule)
     evaluate(session, config, back)
     [alert] = session.scalars(select(Alert).where(Alert.rule == "vantage_blind"))
     sent = list(session.scalars(select(Delivery.event).where(Delivery.alert_id == alert.id)))

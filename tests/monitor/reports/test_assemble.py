@@ -16,7 +16,6 @@ from monitor.config import parse_config
 from monitor.config.models import TargetConfig
 from monitor.db.models import ObservedWindow, Outage, Target
 from monitor.reports.backfill import import_outages, read_rows
-from monitor.reports.inputs import lifetime_starts
 from monitor.reports.model import MonthlyReport
 from monitor.reports.render import csv as render_csv
 from monitor.reports.render import html as render_html
@@ -249,21 +248,6 @@ def test_a_month_between_imported_history_and_registration_lists_the_target_with
 def test_a_target_whose_history_starts_after_the_month_is_not_in_it(session: Session) -> None:
     add(session, "later", created=DEC + timedelta(days=1), observed=(DEC, AFTER))
     assert report(session).targets == ()
-
-
-def test_lifetime_starts_are_registration_or_the_earliest_observed_window(
-    session: Session,
-) -> None:
-    imported = add(session, "imported", created=DEC, observed=(NOV - timedelta(days=3), NOV))
-    session.add(ObservedWindow(target_id=imported.id, start=NOV, end=DEC, source="probe"))
-    probed = add(session, "probed", created=NOV, observed=(NOV + timedelta(days=1), DEC))
-    bare = add(session, "bare", created=NOV + timedelta(days=2), observed=None)
-    session.flush()
-    assert lifetime_starts(session, [imported.id, probed.id, bare.id]) == {
-        imported.id: NOV - timedelta(days=3),
-        probed.id: NOV,
-        bare.id: NOV + timedelta(days=2),
-    }
 
 
 # --------------------------------------------------------------------------- policy providers

@@ -10,14 +10,11 @@ from sqlalchemy.orm import Session
 from monitor.db.models import (
     Feed,
     Incident,
-    ObservedWindow,
-    Outage,
     ProbeRollup,
     Provider,
     Target,
     TargetState,
 )
-from monitor.sla.intervals import Span
 from monitor.status import repository
 from monitor.status.health import FeedFacts
 
@@ -67,30 +64,6 @@ def test_verdicts_take_the_quorum_rows_and_the_freshest_vantage_report(session: 
     assert repository.verdicts(session) == {
         live.id: repository.Verdict("up", "down", NOW - timedelta(seconds=20))
     }
-
-
-def test_spans_close_open_outages_at_now_and_skip_what_ended_before_the_window(
-    session: Session,
-) -> None:
-    live, retired = add_target(session, "live"), add_target(session, "old", retired=True)
-    since = NOW - timedelta(days=30)
-    session.add_all(
-        [
-            ObservedWindow(target_id=live.id, start=since - HOUR * 5, end=since - HOUR),
-            ObservedWindow(target_id=live.id, start=NOW - HOUR * 10, end=NOW),
-            Outage(target_id=live.id, series="reachable", start=since - HOUR * 3, end=since - HOUR),
-            Outage(target_id=live.id, series="reachable", start=NOW - HOUR * 2, end=NOW - HOUR),
-            Outage(target_id=live.id, series="usable", start=NOW - HOUR, end=None),
-            Outage(target_id=live.id, series="usable", start=NOW + HOUR, end=None),
-            ObservedWindow(target_id=retired.id, start=NOW - HOUR, end=NOW),
-        ]
-    )
-    session.flush()
-    found = repository.spans(session, since, NOW)
-    assert list(found) == [live.id]
-    assert found[live.id].observed == [Span(NOW - HOUR * 10, NOW)]
-    assert found[live.id].reachable == [Span(NOW - HOUR * 2, NOW - HOUR)]
-    assert found[live.id].usable == [Span(NOW - HOUR, NOW)]
 
 
 def test_latency_samples_are_the_last_days_hour_buckets_and_the_open_hour_as_one(

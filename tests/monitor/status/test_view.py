@@ -8,12 +8,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from monitor.history.spans import OutageSpan, TargetSpans
 from monitor.probes.vantages import VantageHealth
 from monitor.reports.model import ProviderReport
 from monitor.sla.intervals import Span
 from monitor.status.health import ProviderHealth
 from monitor.status.history import bucket_edges
-from monitor.status.repository import Spans, TargetRow, Verdict
+from monitor.status.repository import TargetRow, Verdict
 from monitor.status.view import (
     ProviderView,
     SlaView,
@@ -44,9 +45,9 @@ def test_a_target_row_without_any_rows_read_is_unknown_with_an_unknown_bar_and_n
 
 
 def test_a_target_row_from_a_fresh_unusable_verdict_and_its_spans() -> None:
-    spans = Spans(
-        observed=[Span(NOW - timedelta(days=2), NOW)],
-        usable=[Span(NOW - timedelta(hours=6), NOW)],
+    spans = TargetSpans(
+        observed=(Span(NOW - timedelta(days=2), NOW),),
+        outages=(OutageSpan("usable", Span(NOW - timedelta(hours=6), NOW), True),),
     )
     verdict = Verdict("up", "down", NOW - timedelta(seconds=10))
     view = target_view(ROW, verdict, spans, [(12.0, 10), (14.0, 10), (90.0, 1)], EDGES, NOW)

@@ -14,9 +14,12 @@ and with it the new normal: the alert then resolves, as for a job whose speed ch
 from __future__ import annotations
 
 import statistics
+from bisect import bisect_left, insort
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+
+from monitor.sla.intervals import Span
 
 Sample = tuple[datetime, float]  # (when, throughput)
 
@@ -65,3 +68,67 @@ def judge_slowdown(samples: Sequence[Sample], now: datetime, rule: SlowdownRule)
         since = at
     slow = latest_at - since >= rule.after
     return Slowdown(slow, since if slow else None, baseline, latest)
+
+
+def slow_spans(samples: Sequence[Sample], now: datetime, rule: SlowdownRule) -> list[Span]:
+    """Every stretch before ``now`` the job was slow, as :func:`judge_slowdown` says at each of
+    its samples: from the first slow sample to the first sample judged not slow. A stretch the
+    job falls silent in ends ``after`` past its last sample (the judge then has nothing recent
+    to say), or is still open at ``now``. One pass, the baseline kept sorted as it slides."""
+    ordered = sorted((at, value) for at, value in samples if at <= now)
+    found: list[Span] = []
+    window: list[float] = []  # the baseline's values, sorted
+    lo = hi = 0  # ordered[lo:hi] is the baseline window of the sample being judged
+    since: datetime | None = None
+    for i, (at, _) in enumerate(ordered):
+        cut = at - rule.after
+        while hi < len(ordered) and ordered[hi][0] <= cut:
+            insort(window, ordered[hi][1])
+            hi += 1
+        while lo < hi and ordered[lo][0] <= cut - rule.trailing:
+            del window[bisect_left(window, ordered[lo][1])]
+            lo += 1
+        slow = len(window) >= rule.min_samples and _slow_at(
+            ordered, i, rule.share * _median(window), rule.after
+        )
+        if slow and since is None:
+            since = _run_start(ordered, i, rule.share * _median(window))
+        elif not slow and since is not None:
+            found.append(Span(since, at))
+            since = None
+    if since is not None:
+        end = min(now, ordered[-1][0] + rule.after)
+        if end > since:
+            found.append(Span(since, end))
+    return found
+
+
+def _median(sorted_values: Sequence[float]) -> float:
+    middle = len(sorted_values) // 2
+    if len(sorted_values) % 2:
+        return sorted_values[middle]
+    return (sorted_values[middle - 1] + sorted_values[middle]) / 2
+
+
+def _slow_at(ordered: Sequence[Sample], i: int, line: float, after: timedelta) -> bool:
+    """Whether every sample from ``after`` before sample ``i`` to it is below ``line``, and the
+    run of them reaches back at least ``after`` (the judge's rule, walking back no further)."""
+    latest_at = ordered[i][0]
+    for j in range(i, -1, -1):
+        at, value = ordered[j]
+        if value >= line:
+            return False
+        if latest_at - at >= after:
+            return True
+    return False
+
+
+def _run_start(ordered: Sequence[Sample], i: int, line: float) -> datetime:
+    """The first sample of the run below ``line`` that ends at sample ``i``."""
+    since = ordered[i][0]
+    for j in range(i, -1, -1):
+        at, value = ordered[j]
+        if value >= line:
+            break
+        since = at
+    return since
