@@ -78,6 +78,7 @@ class TargetView:
     bar: tuple[Bucket, ...]  # the last 24 h, equal adjacent buckets joined
     uptime: tuple[Uptime, ...]  # over WINDOWS
     latency_ms: float | None  # median over the last 24 h
+    month_pct: float | None = None  # month to date over observed time, as the report counts it
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +160,7 @@ def target_view(
     latency: Sequence[tuple[float, int]],
     edges: Sequence[datetime],
     now: datetime,
+    month_pct: float | None = None,
 ) -> TargetView:
     """One fleet row: displayed state, history bar, uptimes and median latency."""
     verdict = verdict or repository.Verdict()
@@ -175,6 +177,7 @@ def target_view(
         bar=history_bar(line, edges),
         uptime=tuple(uptime(line, now, w) for w in WINDOWS),
         latency_ms=weighted_median(latency),
+        month_pct=month_pct,
     )
 
 
@@ -289,25 +292,33 @@ def in_order(fleet: Iterable[TargetView]) -> tuple[TargetView, ...]:
 
 def build_view(session: Session, config: Config, now: datetime) -> StatusView:
     """Everything the page shows: ten batched queries whatever the fleet's size, plus the
-    month's SLA report (``build_monthly``)."""
-    month = now.strftime("%Y-%m")
+    month-to-date report (``month_to_date``) its SLA, work and per-target month figures are."""
     edges = bucket_edges(now, BUCKETS, BUCKET_WIDTH)
     since = min(edges[0], now - max(WINDOWS))
     targets = repository.live_targets(session)
     verdicts = repository.verdicts(session)
     spans = history_spans(session, [t.id for t in targets], Span(since, now), now)
     latency = repository.latency_samples(session, [t.id for t in targets], now)
+    report = month_to_date(session, config, now)
+    month = {r.name: r.observed_uptime_pct for r in report.targets}
     fleet = in_order(
-        target_view(t, verdicts.get(t.id), spans.get(t.id), latency.get(t.id, ()), edges, now)
+        target_view(
+            t,
+            verdicts.get(t.id),
+            spans.get(t.id),
+            latency.get(t.id, ()),
+            edges,
+            now,
+            month.get(t.name),
+        )
         for t in targets
     )
     stale_after = timedelta(seconds=config.alerts.feed_stale_after)
     providers = tuple(provider_view(p, now, stale_after) for p in repository.providers(session))
-    report = month_to_date(session, config, now)
     alerts = repository.firing_alerts(session)
     return StatusView(
         now=now,
-        month=month,
+        month=report.month,
         providers=providers,
         fleet=fleet,
         pools=pools_of(fleet, {p.name: p.min_up for p in config.pools}),
