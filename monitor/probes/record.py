@@ -36,7 +36,7 @@ from monitor.probes.quorum import (
 from monitor.probes.state import Streak, advance
 
 # what a usable state keeps of a result's detail for the next judgement: the GPU counters, and
-# for pushed readings the verdict on the last one judged (probes/pushed_gpus.py)
+# for pushed readings the verdict on the last one judged (probes/gpus/pushed.py)
 REMEMBERED = ("gpu_counters", "gpu_verdict")
 RECORD_LOCK_SPACE = 0x51A3  # advisory lock namespace: (this, target id) guards recording
 
