@@ -34,7 +34,8 @@ from monitor.reports.inputs import lifetime_starts
 from monitor.sla.intervals import Span, clip, merge, total
 from monitor.sla.math import budget_left
 from monitor.sla.months import month_of, month_period
-from monitor.sla.policy import BUILTIN_POLICIES, SlaPolicy
+from monitor.sla.policy import SlaPolicy
+from monitor.sla.terms import BUILTIN_POLICIES
 from monitor.status.health import fresh
 from monitor.status.history import timeline, uptime
 from monitor.status.repository import spans as watched_spans

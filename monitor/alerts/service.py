@@ -45,7 +45,8 @@ from monitor.reports.inputs import lifetime_starts
 from monitor.sla.intervals import Span
 from monitor.sla.maintenance import windows_for
 from monitor.sla.months import month_of, month_period
-from monitor.sla.policy import SlaPolicy, policies_for
+from monitor.sla.policy import SlaPolicy
+from monitor.sla.policy_config import policies_for
 
 RECENTLY_CLOSED = timedelta(days=1)
 CLAIM_REMINDER = timedelta(days=7)

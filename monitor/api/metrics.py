@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from monitor.api.deps import AppState, app_state, db_session
 from monitor.metrics import SlamonCollector
-from monitor.sla.policy import policies_for
+from monitor.sla.policy_config import policies_for
 
 router = APIRouter()
 

@@ -18,7 +18,8 @@ from pydantic import (
 
 from monitor.config.durations import parse_duration
 from monitor.probes.kinds import KINDS
-from monitor.sla.policy import BUILTIN_POLICIES, policy_from_config
+from monitor.sla.policy_config import policy_from_config
+from monitor.sla.terms import BUILTIN_POLICIES
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 Slug = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=64)]

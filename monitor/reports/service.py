@@ -13,7 +13,7 @@ from monitor.db.models import CreditClaim, Report
 from monitor.reports.assemble import assemble
 from monitor.reports.inputs import gather
 from monitor.reports.model import MonthlyReport
-from monitor.sla.policy import policies_for
+from monitor.sla.policy_config import policies_for
 
 FORMATS = ("html", "pdf", "csv", "json")
 
