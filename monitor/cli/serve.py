@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from monitor import events
 from monitor.cli.capacity import (
     PROBES_PER_PROCESS,
     configured_probe_rate,
     dedicated_probe_processes,
 )
 from monitor.cli.supervisor import Child, supervise
+from monitor.events.console import configure_console, level_number
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -157,7 +157,7 @@ def worker(
         kick_off(app)
     if api_address:
         host, port = _address(api_address)
-        chatty = events.level_number(log_level) <= logging.INFO
+        chatty = level_number(log_level) <= logging.INFO
         services.append(embedded.EmbeddedApi(settings, host, port, log_level, access_log=chatty))
     embedded.run_beside(services)
     threads = concurrency or (THREADS_CONCURRENCY if pool == "threads" else None)
@@ -209,11 +209,11 @@ def api(host: str, port: int, log_level: str) -> None:
     from monitor.db.engine import check_database, make_engine
     from monitor.settings import Settings
 
-    events.configure_console(log_level)
+    configure_console(log_level)
     settings = Settings()
     load_config(settings.config, missing_ok=True)
     check_database(make_engine(settings.database_url))
-    chatty = events.level_number(log_level) <= logging.INFO
+    chatty = level_number(log_level) <= logging.INFO
     # log_config=None: uvicorn's loggers print through the console's handler, not their own
     uvicorn.run(
         create_app(settings),
@@ -250,7 +250,7 @@ def run(
     This process only supervises: the checks, the migration and reading the config run in a
     one-shot child (``slamon preflight``), so the application is never loaded here.
     """
-    events.configure_console(log_level)
+    configure_console(log_level)
     me = [sys.executable, "-m", "monitor.cli"]
     load = _preflight_in_child([*me, "preflight", "--migrate", f"--log-level={log_level}"])
     _check_port(host, port)
@@ -287,7 +287,7 @@ def preflight_command(do_migrate: bool, log_level: str) -> None:
     from monitor.config import load_config
     from monitor.settings import Settings
 
-    events.configure_console(log_level)
+    configure_console(log_level)
     settings = Settings()
     preflight(settings, migrate=do_migrate)
     config = load_config(settings.config, missing_ok=True)

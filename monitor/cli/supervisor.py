@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from monitor import events
+from monitor.events import emitting, words
 
 STOP_GRACE_S = 20.0
 # glibc gives each thread that allocates its own malloc arena, up to 8 per core, and a
@@ -79,7 +79,7 @@ class Child:
             self.quick_exits = self.quick_exits + 1 if lived < self.policy.stable_s else 1
             at_once = lived < self.policy.immediate_s
             self.immediate_exits = self.immediate_exits + 1 if at_once else 0
-            status = events.exit_status(self.process.returncode)
+            status = words.exit_status(self.process.returncode)
             if self.immediate_exits >= self.policy.give_up_after:
                 return (
                     f"{self.name} exited within {self.policy.immediate_s:g} s of every start, "
@@ -88,8 +88,8 @@ class Child:
                 )
             delay = self.policy.delay(self.quick_exits)
             self.restart_at = now + delay
-            facts = events.process_exited_text(self.name, self.process.returncode, delay)
-            events.emit(events.PROCESS_EXITED, facts)
+            facts = words.process_exited_text(self.name, self.process.returncode, delay)
+            emitting.emit(words.PROCESS_EXITED, facts)
         elif now >= self.restart_at:
             self.start()
         return None

@@ -13,14 +13,16 @@ import respx
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from monitor import events
 from monitor.alerts.engine import apply
 from monitor.alerts.rules import Signal
 from monitor.config import parse_config
 from monitor.config.models import TargetConfig
 from monitor.db.base import utcnow
 from monitor.db.models import Provider
-from monitor.events import Episode, OutageChange
+from monitor.events import emitting, words
+from monitor.events.console import ConsoleFormatter, configure_console, level_number
+from monitor.events.episodes import Episode
+from monitor.events.words import OutageChange
 from monitor.feeds.model import Incident
 from monitor.feeds.poll import poll_feed
 from monitor.feeds.service import feeds_to_poll, sync_catalog
@@ -36,25 +38,25 @@ GCP_URL = "https://status.cloud.google.com/incidents.json"
 @pytest.fixture
 def event_log(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
     """Captures the events printed during the test (``lines_of`` reads them back)."""
-    caplog.set_level(logging.INFO, logger=events.LOGGER_NAME)
+    caplog.set_level(logging.INFO, logger=emitting.LOGGER_NAME)
     return caplog
 
 
 def lines_of(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == events.LOGGER_NAME]
+    return [r.getMessage() for r in caplog.records if r.name == emitting.LOGGER_NAME]
 
 
 def words_of(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [line[: events.WIDTH].strip() for line in lines_of(caplog)]
+    return [line[: words.WIDTH].strip() for line in lines_of(caplog)]
 
 
 # ---- pure formatting ------------------------------------------------------------------------
 
 
 def test_every_event_word_fits_the_column_and_the_facts_start_in_one_place() -> None:
-    starts = {events.line(word, "|facts").index("|") for word in events.WORDS}
-    assert starts == {events.WIDTH + 1}
-    assert events.line("outage opened", "") == "outage opened"
+    starts = {words.line(word, "|facts").index("|") for word in words.WORDS}
+    assert starts == {words.WIDTH + 1}
+    assert words.line("outage opened", "") == "outage opened"
 
 
 @pytest.mark.parametrize(
@@ -73,7 +75,7 @@ def test_every_event_word_fits_the_column_and_the_facts_start_in_one_place() -> 
 def test_one_line_keeps_the_first_line_collapsed_and_cut(
     text: object, limit: int, expected: str
 ) -> None:
-    assert events.one_line(text, limit) == expected
+    assert words.one_line(text, limit) == expected
 
 
 @pytest.mark.parametrize(
@@ -85,7 +87,7 @@ def test_one_line_keeps_the_first_line_collapsed_and_cut(
     ids=["same-day", "other-day"],
 )
 def test_clock_shows_the_date_only_when_it_is_not_today(at: datetime, expected: str) -> None:
-    assert events.clock(at, NOON) == expected
+    assert words.clock(at, NOON) == expected
 
 
 @pytest.mark.parametrize(
@@ -101,7 +103,7 @@ def test_clock_shows_the_date_only_when_it_is_not_today(at: datetime, expected: 
     ids=["zero", "negative", "seconds", "minutes", "hours", "days"],
 )
 def test_duration_gives_two_units_at_most(seconds: float, expected: str) -> None:
-    assert events.duration(seconds) == expected
+    assert words.duration(seconds) == expected
 
 
 @pytest.mark.parametrize(
@@ -110,7 +112,7 @@ def test_duration_gives_two_units_at_most(seconds: float, expected: str) -> None
     ids=["killed", "failed", "clean"],
 )
 def test_exit_status_reads_as_people_say_it(returncode: int, expected: str) -> None:
-    assert events.exit_status(returncode) == expected
+    assert words.exit_status(returncode) == expected
 
 
 @pytest.mark.parametrize(
@@ -126,7 +128,7 @@ def test_exit_status_reads_as_people_say_it(returncode: int, expected: str) -> N
     ids=["target", "incident", "feed", "provider", "vantage", "nothing"],
 )
 def test_an_alerts_subject_is_its_target_or_provider(labels: dict[str, str], expected: str) -> None:
-    assert events.subject(labels) == expected
+    assert words.subject(labels) == expected
 
 
 OPENED_R = OutageChange("gpu-0", "reachable", True, NOON + timedelta(seconds=1), "connect refused")
@@ -157,46 +159,46 @@ CLOSED_U_LATER = OutageChange("gpu-0", "usable", False, NOON, None, 600)
 def test_outage_lines_tell_one_event_per_target_and_change(
     changes: list[OutageChange], expected: list[tuple[str, str]]
 ) -> None:
-    assert events.outage_lines(changes, NOON) == expected
+    assert words.outage_lines(changes, NOON) == expected
 
 
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        (events.incident_opened_text("aws", "Increased error rates\nin us-east-1"),
+        (words.incident_opened_text("aws", "Increased error rates\nin us-east-1"),
          "aws: Increased error rates"),
-        (events.incident_opened_text("gcp", "Upgrade", maintenance=True),
+        (words.incident_opened_text("gcp", "Upgrade", maintenance=True),
          "gcp: Upgrade [maintenance]"),
-        (events.incident_opened_text("azure", "VMs down", relevant=False),
+        (words.incident_opened_text("azure", "VMs down", relevant=False),
          "azure: VMs down (outside your regions)"),
-        (events.incident_resolved_text("aws", "Increased error rates", 5400),
+        (words.incident_resolved_text("aws", "Increased error rates", 5400),
          "aws: Increased error rates after 1h 30m"),
-        (events.incident_resolved_text("aws", "Increased error rates", None),
+        (words.incident_resolved_text("aws", "Increased error rates", None),
          "aws: Increased error rates"),
-        (events.alert_firing_text("target_down", {"target": "trainer-0"}),
+        (words.alert_firing_text("target_down", {"target": "trainer-0"}),
          "target_down trainer-0"),
-        (events.alert_firing_text("target_down", {"target": "trainer-0"}, muted=True),
+        (words.alert_firing_text("target_down", {"target": "trainer-0"}, muted=True),
          "target_down trainer-0 (muted or grouped: not sent)"),
-        (events.alert_resolved_text("sla_burn", {"target": "trainer-0"}), "sla_burn trainer-0"),
-        (events.alert_delivered_text("target_down", {"target": "trainer-0"}, "ops", "firing"),
+        (words.alert_resolved_text("sla_burn", {"target": "trainer-0"}), "sla_burn trainer-0"),
+        (words.alert_delivered_text("target_down", {"target": "trainer-0"}, "ops", "firing"),
          "target_down trainer-0 → ops (firing)"),
-        (events.delivery_given_up_text("target_down", {"target": "t"}, "ops", 7, "HTTP 500"),
+        (words.delivery_given_up_text("target_down", {"target": "t"}, "ops", 7, "HTTP 500"),
          "target_down t → ops after 7 attempts: HTTP 500"),
-        (events.delivery_given_up_text("target_down", {"target": "t"}, "ops", 1, None),
+        (words.delivery_given_up_text("target_down", {"target": "t"}, "ops", 1, None),
          "target_down t → ops after 1 attempt"),
-        (events.feed_failing_text("aws", "https://a/f", "https://a/f: ConnectError: refused"),
+        (words.feed_failing_text("aws", "https://a/f", "https://a/f: ConnectError: refused"),
          "aws https://a/f: ConnectError: refused"),
-        (events.feed_failing_text("aws", "https://a/f", "HTTP 503"), "aws https://a/f: HTTP 503"),
-        (events.feed_back_text("aws", "https://a/f", 3, 360),
+        (words.feed_failing_text("aws", "https://a/f", "HTTP 503"), "aws https://a/f: HTTP 503"),
+        (words.feed_back_text("aws", "https://a/f", 3, 360),
          "aws https://a/f after 6m 00s (3 failed polls)"),
-        (events.feed_back_text("aws", "https://a/f", 1, None), "aws https://a/f (1 failed poll)"),
-        (events.lost_text("(psycopg.OperationalError) refused\nIs it running?"),
+        (words.feed_back_text("aws", "https://a/f", 1, None), "aws https://a/f (1 failed poll)"),
+        (words.lost_text("(psycopg.OperationalError) refused\nIs it running?"),
          "(psycopg.OperationalError) refused"),
-        (events.lost_text("Error 111 connecting", "probes-1"), "probes-1: Error 111 connecting"),
-        (events.lost_text(""), "no reason given"),
-        (events.back_text(12.7), "after 12s"),
-        (events.back_text(61, "main beat"), "main beat: after 1m 01s"),
-        (events.process_exited_text("worker probes-1", -9, 2),
+        (words.lost_text("Error 111 connecting", "probes-1"), "probes-1: Error 111 connecting"),
+        (words.lost_text(""), "no reason given"),
+        (words.back_text(12.7), "after 12s"),
+        (words.back_text(61, "main beat"), "main beat: after 1m 01s"),
+        (words.process_exited_text("worker probes-1", -9, 2),
          "worker probes-1 (signal 9); restarting in 2s"),
     ],
     ids=["incident", "maintenance", "irrelevant", "resolved", "resolved-no-start", "firing",
@@ -211,15 +213,15 @@ def test_event_facts(text: str, expected: str) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        (events.channel_disabled_text("chat", "slack", "HTTP 403 from https://hooks.slack.com/***:"
+        (words.channel_disabled_text("chat", "slack", "HTTP 403 from https://hooks.slack.com/***:"
                                       " invalid_token\nmore"),
          "chat (slack): HTTP 403 from https://hooks.slack.com/***: invalid_token; deliveries held "
          "until `slamon alerts enable chat` or a config change"),
-        (events.channel_disabled_text("odd", "apprise", None),
+        (words.channel_disabled_text("odd", "apprise", None),
          "odd (apprise); deliveries held until `slamon alerts enable odd` or a config change"),
-        (events.channel_enabled_text("chat", "by hand", 1),
+        (words.channel_enabled_text("chat", "by hand", 1),
          "chat (by hand); 1 held delivery due now"),
-        (events.channel_enabled_text("chat", "its config changed", 3),
+        (words.channel_enabled_text("chat", "its config changed", 3),
          "chat (its config changed); 3 held deliveries due now"),
     ],
     ids=["disabled", "disabled-no-error", "enabled-one", "enabled-several"],
@@ -271,7 +273,7 @@ def record(name: str, level: int, message: str, **extra: object) -> logging.LogR
 @pytest.mark.parametrize(
     ("made", "expected"),
     [
-        (record(events.LOGGER_NAME, logging.INFO, events.line("outage opened", "gpu-0")),
+        (record(emitting.LOGGER_NAME, logging.INFO, words.line("outage opened", "gpu-0")),
          "2026-12-01 12:00:00Z  outage opened     gpu-0"),
         (record("celery.apps.worker", logging.INFO, "w@h ready."),
          "2026-12-01 12:00:00Z  celery            w@h ready."),
@@ -283,7 +285,7 @@ def record(name: str, level: int, message: str, **extra: object) -> logging.LogR
 def test_the_formatter_puts_time_then_the_event_or_source_column(
     made: logging.LogRecord, expected: str
 ) -> None:
-    assert events.ConsoleFormatter().format(made) == expected
+    assert ConsoleFormatter().format(made) == expected
 
 
 @pytest.fixture
@@ -299,9 +301,9 @@ def console(capsys: pytest.CaptureFixture[str]) -> Iterator[None]:
 def test_the_console_prints_events_at_any_level_and_other_lines_from_the_level_up(
     console: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    events.configure_console("warning")
-    events.configure_console("WARNING")  # again: still one handler, no line printed twice
-    events.emit(events.DATABASE_LOST, "refused")
+    configure_console("warning")
+    configure_console("WARNING")  # again: still one handler, no line printed twice
+    emitting.emit(words.DATABASE_LOST, "refused")
     logging.getLogger("celery.app.trace").info("Task x succeeded")
     logging.getLogger("celery.app.trace").warning("Task x is slow")
     logging.getLogger("celery.apps.worker").setLevel(logging.INFO)
@@ -317,10 +319,10 @@ def test_the_console_prints_events_at_any_level_and_other_lines_from_the_level_u
 
 
 def test_level_names_and_numbers_both_work() -> None:
-    assert events.level_number("info") == logging.INFO
-    assert events.level_number("WARNING") == logging.WARNING
-    assert events.level_number(10) == logging.DEBUG
-    assert events.level_number("nonsense") == logging.WARNING
+    assert level_number("info") == logging.INFO
+    assert level_number("WARNING") == logging.WARNING
+    assert level_number(10) == logging.DEBUG
+    assert level_number("nonsense") == logging.WARNING
 
 
 # ---- printed when the transaction commits ---------------------------------------------------
@@ -330,9 +332,9 @@ def test_an_event_is_printed_when_its_transaction_commits_and_only_then(
     sessions: sessionmaker[Session], event_log: pytest.LogCaptureFixture
 ) -> None:
     with sessions() as session, session.begin():
-        events.after_commit(session, events.FEED_BACK, "aws")
+        emitting.after_commit(session, words.FEED_BACK, "aws")
         assert lines_of(event_log) == []
-    assert lines_of(event_log) == [events.line(events.FEED_BACK, "aws")]
+    assert lines_of(event_log) == [words.line(words.FEED_BACK, "aws")]
 
 
 def test_a_rolled_back_event_is_never_printed_not_even_at_the_next_commit(
@@ -340,13 +342,13 @@ def test_a_rolled_back_event_is_never_printed_not_even_at_the_next_commit(
 ) -> None:
     with sessions() as session:
         session.begin()
-        events.after_commit(session, events.FEED_BACK, "rolled back")
+        emitting.after_commit(session, words.FEED_BACK, "rolled back")
         session.rollback()  # the round failed
         with session.begin():
-            events.after_commit(session, events.FEED_BACK, "committed")
+            emitting.after_commit(session, words.FEED_BACK, "committed")
         with session.begin():
             pass
-    assert lines_of(event_log) == [events.line(events.FEED_BACK, "committed")]
+    assert lines_of(event_log) == [words.line(words.FEED_BACK, "committed")]
 
 
 def test_a_released_savepoint_waits_for_the_outer_commit(
@@ -354,9 +356,9 @@ def test_a_released_savepoint_waits_for_the_outer_commit(
 ) -> None:
     with sessions() as session, session.begin():
         with session.begin_nested():
-            events.after_commit(session, events.FEED_BACK, "inner")
+            emitting.after_commit(session, words.FEED_BACK, "inner")
         assert lines_of(event_log) == []
-    assert lines_of(event_log) == [events.line(events.FEED_BACK, "inner")]
+    assert lines_of(event_log) == [words.line(words.FEED_BACK, "inner")]
 
 
 # ---- where things happen --------------------------------------------------------------------
@@ -386,10 +388,10 @@ def test_a_target_that_fails_and_recovers_prints_one_opened_and_one_closed_line(
     start = utcnow().replace(microsecond=0) - timedelta(seconds=10)
     for second, ok in enumerate([True, False, False, False, True, True, True]):
         probe(sessions, tid, start + timedelta(seconds=second), ok)
-    opened_at = events.clock(start + timedelta(seconds=1), utcnow())
+    opened_at = words.clock(start + timedelta(seconds=1), utcnow())
     assert lines_of(event_log) == [
-        events.line("outage opened", f"trainer-0 (reachable) at {opened_at}: HTTP 503"),
-        events.line("outage closed", "trainer-0 (reachable) after 3s"),
+        words.line("outage opened", f"trainer-0 (reachable) at {opened_at}: HTTP 503"),
+        words.line("outage closed", "trainer-0 (reachable) after 3s"),
     ]
 
 
@@ -452,8 +454,8 @@ def test_an_incident_prints_opened_when_it_opens_and_resolved_when_it_ends(
             aws = session.scalars(select(Provider).where(Provider.slug == "aws")).one()
             store_incidents(session, aws, None, document, seen_at=NOON + timedelta(minutes=seen))
     assert lines_of(event_log) == [
-        events.line("incident opened", "aws: Increased API error rates"),
-        events.line("incident resolved", "aws: Increased API error rates after 2h 00m"),
+        words.line("incident opened", "aws: Increased API error rates"),
+        words.line("incident resolved", "aws: Increased API error rates after 2h 00m"),
     ]
 
 
@@ -481,6 +483,6 @@ def test_an_alert_prints_firing_once_and_resolved_once(
         with sessions() as session, session.begin():
             apply(session, [signal(firing, at)], config, at)
     assert lines_of(event_log) == [
-        events.line("alert firing", "target_down trainer-0"),
-        events.line("alert resolved", "target_down trainer-0"),
+        words.line("alert firing", "target_down trainer-0"),
+        words.line("alert resolved", "target_down trainer-0"),
     ]
