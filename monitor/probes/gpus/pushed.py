@@ -24,6 +24,7 @@ from monitor.probes.gpus.counters import GpuCounters
 from monitor.probes.gpus.health import GpuHealth, assess
 from monitor.probes.gpus.wire import snapshot_from_json
 from monitor.probes.model import PUSH_VANTAGE
+from monitor.sla.times import parse_aware
 
 MAX_READINGS_PER_RUN = 500  # a backlog beyond is judged over the next runs
 
@@ -108,6 +109,6 @@ def _parse_time(value: object) -> datetime | None:
     if not isinstance(value, str):
         return None
     try:
-        return datetime.fromisoformat(value)
+        return parse_aware(value)
     except ValueError:
         return None
