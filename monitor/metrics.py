@@ -24,7 +24,8 @@ from monitor.probes.vantages import vantage_health
 from monitor.reports.service import month_to_date
 from monitor.sla.math import budget_left
 from monitor.sla.months import month_period
-from monitor.sla.policy import SlaPolicy, policies_for
+from monitor.sla.policy import SlaPolicy
+from monitor.sla.policy_config import policies_for
 from monitor.status.health import fresh
 from monitor.status.repository import verdicts
 

@@ -136,3 +136,38 @@ def test_peers_in_one_layer_are_independent(layers: list[tuple[str, ...]]) -> No
     copy = grimp.build_graph(*PACKAGES, cache_dir=None)
     copy.add_import(importer="monitor.probes.rollup", imported="monitor.feeds.store")
     assert any("monitor.probes -> monitor.feeds" in line for line in upward_imports(copy, layers))
+
+
+def python_modules(root: Path, package: str) -> set[str]:
+    """The dotted name of every Python file under ``package``'s folder."""
+    names = set()
+    for path in (root / package).rglob("*.py"):
+        parts = path.relative_to(root).with_suffix("").parts
+        names.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return names
+
+
+def test_the_check_sees_every_python_file(graph: grimp.ImportGraph) -> None:
+    """A folder without ``__init__.py`` is invisible to grimp, and its imports escape the layer
+    check (as Alembic's migrations once did: Alembic loads them by path, not as modules)."""
+    files = set().union(*(python_modules(ROOT, package) for package in PACKAGES))
+    assert sorted(files - set(graph.modules)) == []
+
+
+def test_the_check_sees_the_migrations_and_their_imports(
+    graph: grimp.ImportGraph, layers: list[tuple[str, ...]]
+) -> None:
+    """The migrations are part of ``monitor.db``: Alembic's env.py and every revision are in the
+    graph, and env.py reading the settings (a peer of ``monitor.db``) would be reported."""
+    versions = ROOT / "monitor" / "db" / "migrations" / "versions"
+    revisions = {p.stem for p in versions.glob("*.py") if p.stem != "__init__"}
+    assert len(revisions) >= 8
+    expected = {"monitor.db.migrations.env"} | {
+        f"monitor.db.migrations.versions.{name}" for name in revisions
+    }
+    assert sorted(expected - set(graph.modules)) == []
+    copy = grimp.build_graph(*PACKAGES, cache_dir=None)
+    copy.add_import(importer="monitor.db.migrations.env", imported="monitor.settings")
+    assert any(
+        line.startswith("monitor.db -> monitor.settings") for line in upward_imports(copy, layers)
+    )

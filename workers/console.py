@@ -1,6 +1,7 @@
-"""Celery's side of the console: its logging set up the console's way (`monitor/events.py`),
-its chatter kept below ``--log-level``, and the database or the broker going away told once
-per episode, as one line without a traceback, instead of once per failing task.
+"""Celery's side of the console: its logging set up the console's way
+(`monitor/events/console.py`), its chatter kept below ``--log-level``, and the database or the
+broker going away told once per episode, as one line without a traceback, instead of once per
+failing task.
 
 Celery reports these failures in several places, each of which would print every second
 during an outage: a task that raises (``celery.app.trace``, with a traceback), a task that
@@ -29,13 +30,23 @@ from celery.signals import (
     task_success,
 )
 
-from monitor import events
 from monitor.db.base import utcnow
+from monitor.events.console import configure_console, level_number
+from monitor.events.emitting import emit
+from monitor.events.episodes import Episode
+from monitor.events.words import (
+    BROKER_BACK,
+    BROKER_LOST,
+    DATABASE_BACK,
+    DATABASE_LOST,
+    back_text,
+    lost_text,
+)
 
 DATABASE, BROKER = "database", "broker"
 WORDS = {
-    DATABASE: (events.DATABASE_LOST, events.DATABASE_BACK),
-    BROKER: (events.BROKER_LOST, events.BROKER_BACK),
+    DATABASE: (DATABASE_LOST, DATABASE_BACK),
+    BROKER: (BROKER_LOST, BROKER_BACK),
 }
 NAME_VARIABLE = "SLAMON_PROCESS_NAME"  # `slamon run` names its children: main, feeds, probes-1
 # lock waits are contention, not a lost database: the task's own retry deals with them
@@ -63,7 +74,7 @@ class Episodes:
     ) -> None:
         self.where = where
         self.check_database = check_database
-        self._episodes = {DATABASE: events.Episode(), BROKER: events.Episode()}
+        self._episodes = {DATABASE: Episode(), BROKER: Episode()}
         self._lock = threading.Lock()
 
     def active(self, kind: str) -> bool:
@@ -74,7 +85,7 @@ class Episodes:
         with self._lock:
             self._episodes[kind], began = self._episodes[kind].fail(utcnow())
         if began:
-            events.emit(WORDS[kind][0], events.lost_text(text_of(reason), self.where))
+            emit(WORDS[kind][0], lost_text(text_of(reason), self.where))
             if kind == DATABASE and self.check_database is not None:
                 watch = threading.Thread(target=self._watch_database, daemon=True)
                 watch.start()
@@ -86,7 +97,7 @@ class Episodes:
         with self._lock:
             self._episodes[kind], lasted = self._episodes[kind].recover(utcnow())
         if lasted is not None:
-            events.emit(WORDS[kind][1], events.back_text(lasted, self.where))
+            emit(WORDS[kind][1], back_text(lasted, self.where))
 
     def _watch_database(self) -> None:
         assert self.check_database is not None
@@ -240,10 +251,10 @@ def configure(level: str | int) -> None:
     Also hides Celery's warning that the worker runs as root, below INFO: it is about
     accepting pickled messages as root, and slamon accepts JSON only; containers often run as
     root, and three workers would print it seven lines each."""
-    events.configure_console(level, filters=[ConsoleFilter(quiet(level))])
+    configure_console(level, filters=[ConsoleFilter(quiet(level))])
     for name in {name for name, _ in LIFECYCLE} | {CONNECTED_LOGGER}:
-        logging.getLogger(name).setLevel(min(logging.INFO, events.level_number(level)))
-    if events.level_number(level) > logging.INFO:
+        logging.getLogger(name).setLevel(min(logging.INFO, level_number(level)))
+    if level_number(level) > logging.INFO:
         from celery.exceptions import SecurityWarning
 
         warnings.filterwarnings("ignore", category=SecurityWarning)
@@ -251,7 +262,7 @@ def configure(level: str | int) -> None:
 
 def quiet(level: str | int) -> bool:
     """Celery's banners are for ``--log-level info`` (or debug) only."""
-    return events.level_number(level) > logging.INFO
+    return level_number(level) > logging.INFO
 
 
 def connect(app: Celery) -> None:

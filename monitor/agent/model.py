@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from monitor.errors import SlamonError
-from monitor.probes.dcgm_exporter import GpuReading
-from monitor.probes.gpu_wire import reading_to_json
+from monitor.probes.gpus.readings import GpuReading
+from monitor.probes.gpus.wire import reading_to_json
 
 
 class AgentError(SlamonError):

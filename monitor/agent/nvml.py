@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from monitor.agent.model import AgentError, BoxReading, GpuSample
-from monitor.probes.dcgm_exporter import GpuReading
+from monitor.probes.gpus.readings import GpuReading
 
 T = TypeVar("T")
 MIB = 1024 * 1024

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from monitor.agent.model import AgentError, BoxReading, GpuSample
-from monitor.probes.dcgm_exporter import GpuReading
+from monitor.probes.gpus.readings import GpuReading
 
 FIELDS = (
     "index",

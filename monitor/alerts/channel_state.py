@@ -26,9 +26,9 @@ from typing import Literal
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from monitor import events
 from monitor.config.models import ChannelConfig, Config
 from monitor.db.models import Channel, Delivery
+from monitor.events import emitting
 
 DIGEST_SCHEME = "pbkdf2_sha256"
 DIGEST_ITERATIONS = 100_000  # ~50 ms once per disabled channel and process: secrets stay secret
@@ -111,7 +111,7 @@ def disable(
         return False
     row.enabled, row.disabled_at, row.last_error = False, now, error
     row.config_digest = config_digest(config) if config is not None else None
-    events.channel_disabled(session, row.name, row.kind, error)
+    emitting.channel_disabled(session, row.name, row.kind, error)
     return True
 
 
@@ -126,7 +126,7 @@ def enable(session: Session, row: Channel, config: Config, now: datetime, why: s
         .values(next_attempt_at=now)
     )
     count = int(held.rowcount or 0)  # type: ignore[attr-defined]
-    events.channel_enabled(session, row.name, why, count)
+    emitting.channel_enabled(session, row.name, why, count)
     return count
 
 
@@ -160,7 +160,7 @@ def expire_held(session: Session, config: Config, now: datetime) -> int:
         )
         payload = delivery.payload or {}
         labels = {str(k): str(v) for k, v in dict(payload.get("labels") or {}).items()}
-        events.delivery_given_up(
+        emitting.delivery_given_up(
             session,
             str(payload.get("rule", "?")),
             labels,

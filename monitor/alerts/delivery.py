@@ -14,13 +14,13 @@ import httpx
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from monitor import events
 from monitor.alerts import channel_state
 from monitor.alerts.channels.model import AlertMessage, SendOutcome
 from monitor.alerts.channels.send import send_message
 from monitor.config.models import ChannelConfig, Config
 from monitor.db.base import utcnow
 from monitor.db.models import Channel, Delivery
+from monitor.events import emitting
 
 LEASE = timedelta(seconds=60)  # longer than one send can take (send.DEFAULT_TIMEOUT_S per phase)
 
@@ -123,10 +123,10 @@ def _tell(session: Session, claimed: Claimed, delivery: Delivery) -> None:
     rule, event = str(payload.get("rule", "?")), str(payload.get("event", "?"))
     labels = {str(k): str(v) for k, v in dict(payload.get("labels") or {}).items()}  # type: ignore[call-overload]
     if delivery.status == "delivered":
-        events.alert_delivered(session, rule, labels, claimed.channel, event)
+        emitting.alert_delivered(session, rule, labels, claimed.channel, event)
     elif delivery.status in ("failed", "expired"):
         attempts, error = delivery.attempts, delivery.last_error
-        events.delivery_given_up(session, rule, labels, claimed.channel, attempts, error)
+        emitting.delivery_given_up(session, rule, labels, claimed.channel, attempts, error)
 
 
 def deliver_due(

@@ -11,12 +11,12 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from monitor import events
 from monitor.alerts.routing import route, silenced
 from monitor.alerts.rules import Signal
 from monitor.config.models import Config, SilenceConfig
 from monitor.db.dialect import insert_ignoring_conflicts
 from monitor.db.models import Alert, Channel, Delivery, Silence
+from monitor.events import emitting
 from monitor.history import incidents
 from monitor.sla.maintenance import in_maintenance
 
@@ -71,7 +71,7 @@ def _fire(
     alert.last_notified_at = None
     session.add(alert)
     session.flush()
-    events.alert_firing(session, alert.rule, alert.labels, alert.suppressed)
+    emitting.alert_firing(session, alert.rule, alert.labels, alert.suppressed)
     return 1, 0 if alert.suppressed else _enqueue(session, alert, "firing", signal, config, now)
 
 
@@ -105,7 +105,7 @@ def _resolve(
     if alert is None or alert.state != "firing":
         return 0, 0
     alert.state, alert.resolved_at, alert.summary = "resolved", signal.at, signal.summary
-    events.alert_resolved(session, alert.rule, alert.labels)
+    emitting.alert_resolved(session, alert.rule, alert.labels)
     # A grouped alert's resolve is still delivered: people need to know each target is back.
     notify = alert.last_notified_at is not None or alert.group_key is not None
     return 1, _enqueue(session, alert, "resolved", signal, config, now) if notify else 0

@@ -34,7 +34,8 @@ from monitor.probes.vantages import vantage_health
 from monitor.sla.intervals import Span
 from monitor.sla.maintenance import windows_for
 from monitor.sla.months import month_of, month_period
-from monitor.sla.policy import SlaPolicy, policies_for
+from monitor.sla.policy import SlaPolicy
+from monitor.sla.policy_config import policies_for
 from monitor.sla.slowdown import judge_slowdown
 
 RECENTLY_CLOSED = timedelta(days=1)

@@ -32,7 +32,7 @@ from monitor.api.targets import find_target
 from monitor.config.models import json_number
 from monitor.db.base import utcnow
 from monitor.db.models import Heartbeat, Target
-from monitor.probes.gpu_wire import MAX_GPUS, snapshot_from_json
+from monitor.probes.gpus.wire import MAX_GPUS, snapshot_from_json
 
 router = APIRouter(
     prefix="/api/v1/heartbeats",

@@ -22,7 +22,7 @@ def check(file: Path | None) -> None:
     path = file or Settings().config
     loaded = load_config(path)
     from monitor.config.detection import detection_warnings
-    from monitor.sla.policy import policies_for
+    from monitor.sla.policy_config import policies_for
 
     for warning in detection_warnings(loaded, policies_for(loaded.sla_policies)):
         click.echo(f"warning: {warning}", err=True)

@@ -127,14 +127,10 @@ def outages(
 
 
 def _aware(text: str, option: str) -> datetime:
-    from datetime import UTC
-
     from monitor.errors import SlamonError
+    from monitor.sla.times import parse_aware
 
     try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise SlamonError(f"{option}: {text!r} is not an ISO 8601 time") from None
-    if moment.tzinfo is None:
-        raise SlamonError(f"{option}: {text!r} has no UTC offset (write e.g. 2026-10-01T00:00:00Z)")
-    return moment.astimezone(UTC)
+        return parse_aware(text, f"{option}:")
+    except ValueError as exc:
+        raise SlamonError(str(exc)) from None

@@ -14,7 +14,8 @@ from pydantic import ValidationError
 
 from monitor.config.models import Config, TargetConfig, policy_providers
 from monitor.errors import ConfigError
-from monitor.sla.policy import BUILTIN_POLICIES, policy_from_config
+from monitor.sla.policy_config import policy_from_config
+from monitor.sla.terms import BUILTIN_POLICIES
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 

@@ -20,13 +20,17 @@ from pydantic import (
 from monitor.config.durations import parse_duration
 from monitor.probes.kinds import KINDS
 from monitor.probes.vantages import BlindRule
-from monitor.sla.policy import BUILTIN_POLICIES, policy_from_config
+from monitor.sla.policy_config import policy_from_config
 from monitor.sla.slowdown import SlowdownRule
+from monitor.sla.terms import BUILTIN_POLICIES
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 Slug = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=64)]
 Short = Annotated[str, Field(max_length=64)]
 ChannelKind = Literal["webhook", "slack", "pagerduty", "teams", "discord", "apprise"]
+# The feed kinds' names, as monitor/feeds/kinds/__init__.py's REGISTRY registers them: the config
+# sits below feeds and cannot read the registry, so tests/monitor/feeds/kinds/test_kinds.py holds
+# the two equal (and docs/DESIGN.md's list with them).
 FeedKind = Literal[
     "statuspage",
     "gcp",

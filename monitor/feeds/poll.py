@@ -11,10 +11,10 @@ import httpx
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from monitor import events
 from monitor.db.base import utcnow
 from monitor.db.models import Feed, Provider
 from monitor.errors import PermanentError, TransientError
+from monitor.events import emitting
 from monitor.feeds.fetch import MAX_FEED_BYTES, fetch
 from monitor.feeds.kinds import feed_kind, is_snapshot
 from monitor.feeds.store import StoreCounts, store_incidents
@@ -153,7 +153,7 @@ def _mark_success(
         # so a retry, another worker or a restart does not make it a second one)
         since = feed.last_success_at
         down_s = (at - since).total_seconds() if since is not None else None
-        events.feed_back(session, view.provider, view.url, feed.consecutive_failures, down_s)
+        emitting.feed_back(session, view.provider, view.url, feed.consecutive_failures, down_s)
     feed.etag, feed.last_modified = validators.etag, validators.last_modified
     feed.content_hash = validators.content_hash
     feed.last_polled_at = feed.last_success_at = at
@@ -168,7 +168,7 @@ def _record_failure(
     with sessions() as session, session.begin():
         feed = session.get_one(Feed, view.id)
         if not feed.consecutive_failures:  # the first failure of an episode
-            events.feed_failing(session, view.provider, view.url, error)
+            emitting.feed_failing(session, view.provider, view.url, error)
         feed.last_polled_at = at
         feed.consecutive_failures += 1
         feed.total_failures += 1

@@ -12,11 +12,11 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from monitor import events
 from monitor.db.dialect import insert_ignoring_conflicts
 from monitor.db.models import Feed, Provider, Target
 from monitor.db.models import Incident as IncidentRow
 from monitor.db.models import IncidentUpdate as UpdateRow
+from monitor.events import emitting
 from monitor.feeds.catalog import ProviderSpec
 from monitor.feeds.model import CLOSED_STATUSES, Incident
 from monitor.feeds.relevance import Interest, is_relevant
@@ -127,13 +127,13 @@ def _tell(session: Session, provider: str, row: IncidentRow, was_open: bool) -> 
     """An incident that opened (or reopened) or resolved is a console event; one first seen
     already resolved is history, and is not."""
     if _is_open(row) and not was_open:
-        events.incident_opened(
+        emitting.incident_opened(
             session, provider, row.title, maintenance=row.is_maintenance, relevant=row.relevant
         )
     elif was_open and not _is_open(row):
         end = row.resolved_at or row.last_seen_at
         lasted = (end - row.started_at).total_seconds() if end and row.started_at else None
-        events.incident_resolved(session, provider, row.title, lasted)
+        emitting.incident_resolved(session, provider, row.title, lasted)
 
 
 def _dedupe(incidents: Iterable[Incident]) -> dict[str, Incident]:

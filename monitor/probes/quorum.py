@@ -14,9 +14,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from monitor import events
 from monitor.db.dialect import insert_ignoring_conflicts
 from monitor.db.models import Outage
+from monitor.events.words import OutageChange
 from monitor.probes.model import ProbeResult
 from monitor.probes.state import (
     DOWN,
@@ -79,14 +79,14 @@ def apply_quorum(
     targets: dict[int, TargetRow],
     now: datetime,
     quorum: int | None,
-) -> tuple[list[TargetTransition], list[tuple[int, events.OutageChange]]]:
+) -> tuple[list[TargetTransition], list[tuple[int, OutageChange]]]:
     """Recompute each target's quorum verdict from every vantage; open/close outages on change.
     The transitions, and the outages opened or closed (by target id)."""
     by_series: dict[tuple[int, str], list[StateRow]] = defaultdict(list)
     for row in states.values():
         by_series[(row.target_id, row.series)].append(row)
     transitions = []
-    outages: list[tuple[int, events.OutageChange]] = []
+    outages: list[tuple[int, OutageChange]] = []
     for target in targets.values():
         for series in SERIES:
             mine = by_series[(target.id, series)]
@@ -101,8 +101,8 @@ def apply_quorum(
 
 
 def told(
-    outages: list[tuple[int, events.OutageChange]], results: Sequence[ProbeResult]
-) -> list[events.OutageChange]:
+    outages: list[tuple[int, OutageChange]], results: Sequence[ProbeResult]
+) -> list[OutageChange]:
     """The outages worth a console line, with the error that opened them. The usable series
     of a kind that cannot tell usable from reachable (http, tcp) only mirrors the reachable
     one: its outage is the same event, so it is not told twice."""
@@ -157,7 +157,7 @@ def _record_outage(
     change: Transition,
     now: datetime,
     views: list[VantageView],
-) -> list[events.OutageChange]:
+) -> list[OutageChange]:
     """Open or close ``target``'s outage on ``change``; what it opened or closed."""
     target_id = target.id
     if change.state == DOWN:
@@ -178,7 +178,7 @@ def _record_outage(
             ],
             ["target_id", "series", "start"],
         )
-        return [events.OutageChange(target.name, series, True, change.at)] if opened else []
+        return [OutageChange(target.name, series, True, change.at)] if opened else []
     closed = []
     if change.state == UP and change.previous == DOWN:
         still_open = select(Outage).where(
@@ -187,5 +187,5 @@ def _record_outage(
         for outage in session.scalars(still_open):
             outage.end = max(outage.start, change.at)
             lasted = (outage.end - outage.start).total_seconds()
-            closed.append(events.OutageChange(target.name, series, False, outage.end, None, lasted))
+            closed.append(OutageChange(target.name, series, False, outage.end, None, lasted))
     return closed

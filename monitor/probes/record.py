@@ -18,10 +18,10 @@ from typing import Any
 from sqlalchemy import Row, Table, insert, select, text
 from sqlalchemy.orm import Session
 
-from monitor import events
 from monitor.db.dialect import among, update_many
 from monitor.db.models import ObservedWindow, Target, TargetState
 from monitor.db.models import ProbeResult as ResultRow
+from monitor.events import emitting
 from monitor.probes.kinds import KINDS
 from monitor.probes.model import ProbeResult, ProbeTarget
 from monitor.probes.quorum import (
@@ -36,7 +36,7 @@ from monitor.probes.quorum import (
 from monitor.probes.state import Streak, advance
 
 # what a usable state keeps of a result's detail for the next judgement: the GPU counters, and
-# for pushed readings the verdict on the last one judged (probes/pushed_gpus.py)
+# for pushed readings the verdict on the last one judged (probes/gpus/pushed.py)
 REMEMBERED = ("gpu_counters", "gpu_verdict")
 RECORD_LOCK_SPACE = 0x51A3  # advisory lock namespace: (this, target id) guards recording
 
@@ -208,7 +208,7 @@ def record_round(
     _extend_coverage(session, targets, [r for r in results if r.ok is not None])
     transitions, outages = apply_quorum(session, states, targets, now, quorum)
     if outages:  # rare: most rounds change nothing
-        events.outages_changed(session, told(outages, results), now)
+        emitting.outages_changed(session, told(outages, results), now)
     _write_states(session, states.values(), now, memory)
     reachable = {tid: states[(tid, vantage, "reachable")].streak.state for tid in targets}
     return RoundOutcome(tuple(transitions), frozenset(unconfirmed), reachable)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from monitor.db.dialect import insert_ignoring_conflicts
 from monitor.db.models import ObservedWindow, Outage, Target
 from monitor.errors import ConfigError
+from monitor.sla.times import parse_aware
 
 REQUIRED = ("target", "start", "end")
 CAUSES = {"provider_wide", "regional", "single_instance", "gpu_hardware", "vantage", "unknown"}
@@ -71,14 +72,7 @@ def _row(number: int, record: dict[str, str | None], lo: datetime, hi: datetime)
 
 
 def _time(value: str | None, name: str) -> datetime:
-    text = (value or "").strip()
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise ValueError(f"{name} {text!r} is not an ISO 8601 time") from None
-    if moment.tzinfo is None:
-        raise ValueError(f"{name} {text!r} has no UTC offset (write e.g. 2026-10-01T12:00:00Z)")
-    return moment.astimezone(UTC)
+    return parse_aware((value or "").strip(), name)
 
 
 def import_outages(

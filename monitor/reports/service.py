@@ -15,7 +15,7 @@ from monitor.reports.assemble import assemble
 from monitor.reports.inputs import gather
 from monitor.reports.model import MonthlyReport
 from monitor.sla.months import month_of
-from monitor.sla.policy import policies_for
+from monitor.sla.policy_config import policies_for
 
 FORMATS = ("html", "pdf", "csv", "json")
 

@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import Connection
 
-from monitor.sla.policy import BUILTIN_POLICIES
+from monitor.sla.terms import BUILTIN_POLICIES
 from tests.dashboards.test_dashboards import FILES, TABLE_COLUMNS, load, panels, run_panel
 from tests.dashboards.test_dashboards import seeded as seeded  # the fixture
 

@@ -1,8 +1,16 @@
-"""Alembic environment: migrations run against SLAMON_DATABASE_URL, or a connection handed in
-by `slamon migrate` / the tests (``config.attributes["connection"]``)."""
+"""Alembic environment: migrations run on the connection `slamon migrate` and the tests hand in
+(``monitor.db.migrate.alembic_config``: ``config.attributes["connection"]``).
+
+Alembic's own command line (a developer's ``alembic revision --autogenerate``, with the
+repository's alembic.ini) hands in none: it names the database with ``-x url=…`` or
+``SLAMON_DATABASE_URL``. The process settings are not read here: ``monitor.db`` sits beside
+``monitor.settings`` in the layers (docs/architecture.md), and the commands that migrate read
+them and pass the connection.
+"""
 
 from __future__ import annotations
 
+import os
 from typing import Any, Literal
 
 from alembic import context
@@ -13,7 +21,6 @@ from monitor.db import models  # noqa: F401  (registers every table on the metad
 from monitor.db.base import Base
 from monitor.db.engine import make_engine
 from monitor.db.types import UTCDateTime
-from monitor.settings import Settings
 
 target_metadata = Base.metadata
 
@@ -37,12 +44,25 @@ def run_with(connection: Connection) -> None:
         context.run_migrations()
 
 
+def command_line_url() -> str:
+    """The database alembic's command line names: ``-x url=…``, else ``SLAMON_DATABASE_URL``."""
+    url = context.get_x_argument(as_dictionary=True).get("url") or os.environ.get(
+        "SLAMON_DATABASE_URL"
+    )
+    if not url:
+        raise SystemExit(
+            "alembic: name the database with -x url=… or SLAMON_DATABASE_URL "
+            "(`slamon migrate` reads slamon's settings itself)"
+        )
+    return url
+
+
 def run_migrations_online() -> None:
     connection = context.config.attributes.get("connection")
     if connection is not None:
         run_with(connection)
         return
-    engine = make_engine(Settings().database_url)
+    engine = make_engine(command_line_url())
     with engine.connect() as connection:
         run_with(connection)
     engine.dispose()

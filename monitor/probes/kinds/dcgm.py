@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from monitor.probes.dcgm_exporter import GpuCounters, assess, parse_dcgm
+from monitor.probes.gpus.counters import GpuCounters
+from monitor.probes.gpus.dcgm_text import parse_dcgm
+from monitor.probes.gpus.health import assess
 from monitor.probes.kind import ProbeKind, UsableRule
 from monitor.probes.kinds.http import HTTP_URL, fetch, status_ok
 from monitor.probes.model import ProbeResult, ProbeTarget

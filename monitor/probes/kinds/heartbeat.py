@@ -2,7 +2,7 @@
 (``POST /api/v1/heartbeats``) and slamon judges what arrived. Reachable = a heartbeat came within
 the grace period; usable = its step is still advancing (a stalled job is up but not training)
 and, where the heartbeats carry GPU readings, the GPUs pass the dcgm rules
-(``pushed_gpus``): all ``gpus`` present, no fatal XID, ECC or remap fault, not hot or throttled.
+(``gpus.pushed``): all ``gpus`` present, no fatal XID, ECC or remap fault, not hot or throttled.
 A target with ``gpus`` raises ``gpu_health`` for its usable series, as a dcgm target does.
 """
 
@@ -15,9 +15,9 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from monitor.db.models import Heartbeat, Target, TargetState
+from monitor.probes.gpus.pushed import GpuVerdict, judge_pushed_gpus
 from monitor.probes.kind import ProbeKind, UsableRule
 from monitor.probes.model import PUSH_VANTAGE, ProbeResult
-from monitor.probes.pushed_gpus import GpuVerdict, judge_pushed_gpus
 
 
 def judge_heartbeats(session: Session, now: datetime) -> list[ProbeResult]:

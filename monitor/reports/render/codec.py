@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from monitor.reports import model
+from monitor.sla.times import parse_aware
 
 ISO_UTC_SUFFIX = "Z"
 T = TypeVar("T")
@@ -28,14 +29,6 @@ def format_time(value: datetime) -> str:
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValueError(f"naive datetime in a report: {value!r}")
     return value.astimezone(UTC).isoformat().replace("+00:00", ISO_UTC_SUFFIX)
-
-
-def parse_time(text: str) -> datetime:
-    """Read a time written by :func:`format_time`; raises ``ValueError`` if it is not aware."""
-    value = datetime.fromisoformat(text)
-    if value.tzinfo is None:
-        raise ValueError(f"time without a timezone: {text!r}")
-    return value.astimezone(UTC)
 
 
 _HINTS: dict[type[Any], tuple[tuple[str, Any], ...]] = {}
@@ -103,7 +96,7 @@ def _scalar(hint: Any, value: Any) -> Any:
     if hint is datetime:
         if not isinstance(value, str):
             raise ValueError(f"expected a time, got {value!r}")
-        return parse_time(value)
+        return parse_aware(value)
     if hint is float and isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
     if hint is int and isinstance(value, int) and not isinstance(value, bool):

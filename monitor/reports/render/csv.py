@@ -46,7 +46,8 @@ from monitor.reports.model import (
     TargetReport,
     WorkRow,
 )
-from monitor.reports.render.codec import format_time, hints, optional_of, parse_time
+from monitor.reports.render.codec import format_time, hints, optional_of
+from monitor.sla.times import parse_aware
 
 CONTENT_TYPE = "text/csv; charset=utf-8"
 REPORT_COLUMNS = ("month", "period_start", "period_end", "generated_at", "policy_hash")
@@ -161,9 +162,9 @@ def _assemble(sections: dict[str, list[dict[str, str]]]) -> MonthlyReport:
     head = heads[0]
     return MonthlyReport(
         month=_untext(head["month"]),
-        period_start=parse_time(head["period_start"]),
-        period_end=parse_time(head["period_end"]),
-        generated_at=parse_time(head["generated_at"]),
+        period_start=parse_aware(head["period_start"]),
+        period_end=parse_aware(head["period_end"]),
+        generated_at=parse_aware(head["generated_at"]),
         policy_hash=_untext(head["policy_hash"]),
         policy={
             _untext(r["key"]): json.loads(_untext(r["value"])) for r in sections.get("policy", [])
@@ -194,7 +195,7 @@ def _value(hint: Any, cell: str) -> Any:
     if hint is int:
         return int(cell)
     if hint is datetime:
-        return parse_time(cell)
+        return parse_aware(cell)
     if hint == tuple[str, ...]:
         return tuple(_untext(cell).split(";")) if cell else ()
     return _untext(cell)

@@ -9,8 +9,9 @@ from monitor.agent.model import AgentError
 from monitor.agent.nvml import NvmlReader
 from monitor.agent.run import open_reader
 from monitor.agent.smi import FIELDS, OLD_DRIVER_FIELDS, SmiReader, parse_smi_csv
-from monitor.probes.dcgm_exporter import CLOCK_HW_THERMAL, assess
-from monitor.probes.gpu_wire import snapshot_from_json
+from monitor.probes.gpus.health import assess
+from monitor.probes.gpus.readings import CLOCK_HW_THERMAL
+from monitor.probes.gpus.wire import snapshot_from_json
 from tests.fake_nvml import FakeNvml, h100s, patch_into
 from tests.support import FIXTURES
 

@@ -15,7 +15,6 @@ import respx
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from monitor import events
 from monitor.alerts.channel_state import (
     channel_states,
     config_digest,
@@ -29,6 +28,7 @@ from monitor.config import Config, parse_config
 from monitor.config.models import ChannelConfig
 from monitor.db.base import utcnow
 from monitor.db.models import Channel, Delivery
+from monitor.events import emitting, words
 
 SLACK_TOKEN = "sl4ckT0kenS3cretValue24x"
 SLACK_URL = f"https://hooks.slack.com/services/T0SLAMON1/B0SLAMON1/{SLACK_TOKEN}"
@@ -61,7 +61,7 @@ def client() -> Iterator[httpx.Client]:
 
 @pytest.fixture
 def event_log(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
-    caplog.set_level(logging.INFO, logger=events.LOGGER_NAME)
+    caplog.set_level(logging.INFO, logger=emitting.LOGGER_NAME)
     return caplog
 
 
@@ -95,7 +95,7 @@ def deliveries(sessions: sessionmaker[Session], name: str) -> list[tuple[str, st
 
 
 def lines_of(caplog: pytest.LogCaptureFixture, word: str) -> list[str]:
-    found = [r.getMessage() for r in caplog.records if r.name == events.LOGGER_NAME]
+    found = [r.getMessage() for r in caplog.records if r.name == emitting.LOGGER_NAME]
     return [line for line in found if line.startswith(word)]
 
 
@@ -138,9 +138,9 @@ def test_a_dead_answer_disables_the_channel_and_the_next_alert_reaches_only_the_
     assert webhook.call_count == 2
     assert deliveries(sessions, "chat") == [("gpu-0", "pending", 1), ("gpu-1", "pending", 0)]
     assert deliveries(sessions, "ops") == [("gpu-0", "delivered", 1), ("gpu-1", "delivered", 1)]
-    assert lines_of(event_log, events.CHANNEL_DISABLED) == [
-        events.line(
-            events.CHANNEL_DISABLED,
+    assert lines_of(event_log, words.CHANNEL_DISABLED) == [
+        words.line(
+            words.CHANNEL_DISABLED,
             f"chat (slack): {DEAD_ERROR}; deliveries held until `slamon alerts enable chat` or "
             "a config change",
         )
@@ -180,8 +180,8 @@ def test_a_config_change_enables_the_channel_and_sends_what_it_held(
     chat = channel(sessions, "chat")
     assert (chat.enabled, chat.disabled_at, chat.last_error) == (True, None, None)
     assert deliveries(sessions, "chat") == [("gpu-0", "delivered", 2), ("gpu-1", "delivered", 1)]
-    assert lines_of(event_log, events.CHANNEL_ENABLED) == [
-        events.line(events.CHANNEL_ENABLED, "chat (its config changed); 2 held deliveries due now")
+    assert lines_of(event_log, words.CHANNEL_ENABLED) == [
+        words.line(words.CHANNEL_ENABLED, "chat (its config changed); 2 held deliveries due now")
     ]
 
 
@@ -218,7 +218,7 @@ def test_a_held_delivery_expires_after_the_max_delivery_age(
 
     assert deliveries(sessions, "chat") == [("gpu-0", "expired", 1)]
     assert not channel(sessions, "chat").enabled
-    [given_up] = lines_of(event_log, events.DELIVERY_GIVEN_UP)
+    [given_up] = lines_of(event_log, words.DELIVERY_GIVEN_UP)
     assert "held while channel 'chat' was disabled" in given_up
 
 

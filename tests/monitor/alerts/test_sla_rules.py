@@ -7,7 +7,8 @@ import pytest
 from monitor.alerts.rules import TargetFacts
 from monitor.alerts.sla_rules import BURN_WINDOWS, breach_signal, burn_signal
 from monitor.sla.intervals import Span
-from monitor.sla.policy import BUILTIN_POLICIES, policy_from_config
+from monitor.sla.policy_config import policy_from_config
+from monitor.sla.terms import BUILTIN_POLICIES
 
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
 GPU = TargetFacts("gpu-0", "http", "aws", "us-east-1", "us-east-1a", None)

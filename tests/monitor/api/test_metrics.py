@@ -23,7 +23,7 @@ from monitor.db.models import (
 )
 from monitor.liveness import bucket_start
 from monitor.sla.months import month_period
-from monitor.sla.policy import BUILTIN_POLICIES
+from monitor.sla.terms import BUILTIN_POLICIES
 from monitor.targets import upsert_target
 from tests.support import ApiClient
 

@@ -22,7 +22,7 @@ from celery.worker.consumer.consumer import CONNECTION_ERROR, CONNECTION_RETRY
 from kombu.exceptions import OperationalError as BrokerError
 from sqlalchemy.exc import OperationalError
 
-from monitor import events
+from monitor.events import emitting, words
 from tests.support import FeedServer, slamon_command, wait_for
 from workers import console
 from workers.console import BROKER, DATABASE, ConsoleFilter, Episodes, trouble
@@ -65,12 +65,12 @@ def test_trouble_tells_an_unreachable_database_or_broker_from_a_bug(
 
 @pytest.fixture
 def event_log(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
-    caplog.set_level(logging.INFO, logger=events.LOGGER_NAME)
+    caplog.set_level(logging.INFO, logger=emitting.LOGGER_NAME)
     return caplog
 
 
 def lines(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == events.LOGGER_NAME]
+    return [r.getMessage() for r in caplog.records if r.name == emitting.LOGGER_NAME]
 
 
 def log_record(
@@ -91,7 +91,7 @@ def test_a_failing_task_every_second_prints_database_lost_once_and_no_traceback(
     ]
     assert [route.filter(r) for r in failures] == [False] * 5
     assert lines(event_log) == [
-        events.line(
+        words.line(
             "database lost", 'probes-1: (builtins.Exception) connection to server at "db" failed'
         )
     ]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from monitor.cli.serve import Child, RestartPolicy, supervise
+from monitor.cli.supervisor import Child, RestartPolicy, supervise
 
 FAST = RestartPolicy(first_s=0.2, max_s=0.8, stable_s=5.0, immediate_s=2.0, give_up_after=3)
 
@@ -82,28 +82,3 @@ def test_a_child_that_lived_before_dying_is_restarted_every_time(
 )
 def test_the_restart_delay_doubles_up_to_its_cap(quick_exits: int, delay: float) -> None:
     assert RestartPolicy().delay(quick_exits) == delay
-
-
-def test_probe_processes_follow_the_configured_load_up_to_the_cores() -> None:
-    from monitor.cli.serve import PROBES_PER_PROCESS, probe_processes_for
-
-    assert probe_processes_for(0.0, 2) == 1  # nothing configured: one, for API targets
-    assert probe_processes_for(200.0, 2) == 1  # 1,000 targets every 5 s
-    assert probe_processes_for(PROBES_PER_PROCESS + 1, 2) == 2
-    assert probe_processes_for(3_000.0, 2) == 2  # never more than the cores
-    assert probe_processes_for(3_000.0, 16) == 3
-
-
-def test_the_configured_load_counts_probed_targets_by_their_intervals() -> None:
-    from monitor.cli.serve import configured_probe_rate
-    from monitor.config import parse_config
-
-    config = parse_config(
-        """
-targets:
-  - {name: a, kind: http, url: "http://10.0.0.1/", interval: 5}
-  - {name: b, kind: tcp, url: "tcp://10.0.0.2:22", interval: 1}
-  - {name: job, kind: heartbeat, interval: 60}
-"""
-    )
-    assert configured_probe_rate(config) == 1.2  # the heartbeat is pushed, not probed

@@ -4,7 +4,7 @@ from datetime import timedelta
 
 from monitor.config import parse_config
 from monitor.config.detection import allowed_downtime, detection_warnings, worst_case_detection
-from monitor.sla.policy import BUILTIN_POLICIES
+from monitor.sla.terms import BUILTIN_POLICIES
 
 
 def test_99_99_allows_about_four_minutes_a_month() -> None:

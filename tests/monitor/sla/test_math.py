@@ -29,8 +29,10 @@ from monitor.sla.math import (
     uptime_pct,
 )
 from monitor.sla.months import month_period
-from monitor.sla.policy import BUILTIN_POLICIES, SlaPolicy, policy_from_config
+from monitor.sla.policy import SlaPolicy
+from monitor.sla.policy_config import policy_from_config
 from monitor.sla.response import status_page_lag, time_to_acknowledge, time_to_resolve
+from monitor.sla.terms import BUILTIN_POLICIES
 
 APRIL = month_period("2026-04")  # 30 days = 43,200 minutes
 MAY = month_period("2026-05")  # 31 days = 44,640 minutes

@@ -1,4 +1,5 @@
-"""Tests for SLA policies as data (monitor/sla/policy.py)."""
+"""Tests for SLA policies as data (monitor/sla/policy.py), the built-in terms (sla/terms/) and
+the user's own read from config (sla/policy_config.py)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,12 @@ from typing import Any
 
 import pytest
 
-from monitor.sla.policy import (
-    BUILTIN_POLICIES,
-    ClaimRule,
-    CreditTier,
-    SlaPolicy,
-    policy_from_config,
-)
+from monitor.sla.policy import ClaimRule, CreditTier, SlaPolicy
+from monitor.sla.policy_config import policy_from_config
+from monitor.sla.terms import BUILTIN_POLICIES
 
 # The published numbers, one row per built-in: scope, target %, measurement, minimum downtime
-# period, region rule, tiers as (below %, credit %), claim rule. Sources: comments in policy.py.
+# period, region rule, tiers as (below %, credit %), claim rule. Sources: comments in sla/terms/.
 TERMS = {
     "aws-ec2-instance": (
         "instance", 99.5, "continuous", 0, None,

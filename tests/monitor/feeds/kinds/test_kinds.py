@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+import re
+from pathlib import Path
+from typing import get_args
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from monitor.config.models import FeedKind
 from monitor.errors import FeedParseError, SlamonError
 from monitor.feeds.kinds import REGISTRY, feed_kind, is_snapshot
 from tests.support import FIXTURES as SHARED_FIXTURES
@@ -23,8 +28,33 @@ CAPTURES = {
 }
 
 
+DESIGN = Path(__file__).resolve().parents[4] / "docs" / "DESIGN.md"
+
+
 def test_every_feed_kind_of_the_design_is_registered() -> None:
     assert set(REGISTRY) == set(CAPTURES)
+
+
+def test_the_config_accepts_exactly_the_registered_feed_kinds() -> None:
+    """The config sits below feeds and cannot read REGISTRY: its ``FeedKind`` names are kept
+    equal to the registry's here (a kind registered but not accepted, or the reverse, fails)."""
+    assert sorted(get_args(FeedKind)) == sorted(REGISTRY)
+
+
+def design_feed_kinds(text: str) -> list[str]:
+    """The kinds DESIGN.md's "Feed kinds:" paragraph names, each in backticks."""
+    paragraph = re.search(r"^Feed kinds: (.*?)(?:\n\n|\Z)", text, re.S | re.M)
+    assert paragraph, "docs/DESIGN.md has no 'Feed kinds:' paragraph"
+    return re.findall(r"`([a-z][a-z0-9-]*)`", paragraph.group(1))
+
+
+def test_the_design_names_exactly_the_registered_feed_kinds() -> None:
+    assert sorted(design_feed_kinds(DESIGN.read_text(encoding="utf-8"))) == sorted(REGISTRY)
+
+
+def test_the_design_check_sees_a_kind_left_out() -> None:
+    text = DESIGN.read_text(encoding="utf-8").replace("`instatus`", "instatus")
+    assert "instatus" not in design_feed_kinds(text)
 
 
 @pytest.mark.parametrize("kind", sorted(CAPTURES))

@@ -1,4 +1,5 @@
-"""Tests for the dcgm-exporter reader and the GPU verdict (monitor/probes/dcgm_exporter.py)."""
+"""The GPU health rules (monitor/probes/gpus/health.py) over dcgm-exporter scrapes, and the
+reading of those scrapes (gpus/dcgm_text.py) and of the counters kept between them."""
 
 from __future__ import annotations
 
@@ -11,16 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from monitor.probes.dcgm_exporter import (
-    FATAL_XIDS,
-    GpuCounters,
-    GpuHealth,
-    GpuMemory,
-    GpuSnapshot,
-    GpuThresholds,
-    assess,
-    parse_dcgm,
-)
+from monitor.probes.gpus.counters import GpuCounters, GpuMemory
+from monitor.probes.gpus.dcgm_text import parse_dcgm
+from monitor.probes.gpus.health import FATAL_XIDS, GpuHealth, GpuThresholds, assess
+from monitor.probes.gpus.readings import GpuSnapshot
 from tests.support import FIXTURES as SHARED_FIXTURES
 
 FIXTURES = SHARED_FIXTURES / "feeds" / "dcgm"

@@ -1,5 +1,5 @@
 """Judging the GPU readings a box's `slamon agent` pushed, with the rules and thresholds of a
-dcgm-exporter scrape (``dcgm_exporter.assess``): one judgement, two sources.
+dcgm-exporter scrape (``health.assess``): one judgement, two sources.
 
 Each pushed reading is judged once, in the order taken: the heartbeat judge runs on its own
 schedule, and between two runs an agent may have pushed several readings (or a backlog after a
@@ -20,9 +20,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from monitor.db.models import Heartbeat, Target, TargetState
-from monitor.probes.dcgm_exporter import GpuCounters, GpuHealth, assess
-from monitor.probes.gpu_wire import snapshot_from_json
+from monitor.probes.gpus.counters import GpuCounters
+from monitor.probes.gpus.health import GpuHealth, assess
+from monitor.probes.gpus.wire import snapshot_from_json
 from monitor.probes.model import PUSH_VANTAGE
+from monitor.sla.times import parse_aware
 
 MAX_READINGS_PER_RUN = 500  # a backlog beyond is judged over the next runs
 
@@ -107,6 +109,6 @@ def _parse_time(value: object) -> datetime | None:
     if not isinstance(value, str):
         return None
     try:
-        return datetime.fromisoformat(value)
+        return parse_aware(value)
     except ValueError:
         return None

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, fields
 from typing import Any
 
-from monitor.probes.dcgm_exporter import GpuReading, GpuSnapshot, order_readings
+from monitor.probes.gpus.readings import GpuReading, GpuSnapshot, order_readings
 
 MAX_GPUS = 64  # per box; a heartbeat naming more is refused
 

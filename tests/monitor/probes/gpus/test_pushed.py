@@ -16,7 +16,7 @@ from monitor.alerts.service import on_transitions
 from monitor.config import Config, parse_config
 from monitor.config.models import TargetConfig
 from monitor.db.models import Alert, Delivery, Heartbeat
-from monitor.probes.dcgm_exporter import CLOCK_HW_THERMAL
+from monitor.probes.gpus.readings import CLOCK_HW_THERMAL
 from monitor.probes.kinds.heartbeat import judge_heartbeats
 from monitor.probes.model import PUSH_VANTAGE
 from monitor.probes.record import record_round

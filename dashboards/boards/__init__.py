@@ -1,0 +1,1 @@
+"""One module per dashboard, each with its ``dashboard()`` builder (listed in build.py)."""

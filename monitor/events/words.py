@@ -1,0 +1,209 @@
+"""The console's event words, fixed so a person can scan the column and a script can grep it, and
+the text of each event: pure functions of the facts (tested as tables)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+OUTAGE_OPENED = "outage opened"
+OUTAGE_CLOSED = "outage closed"
+INCIDENT_OPENED = "incident opened"
+INCIDENT_RESOLVED = "incident resolved"
+ALERT_FIRING = "alert firing"
+ALERT_RESOLVED = "alert resolved"
+ALERT_DELIVERED = "alert delivered"
+DELIVERY_GIVEN_UP = "delivery given up"
+CHANNEL_DISABLED = "channel disabled"
+CHANNEL_ENABLED = "channel enabled"
+FEED_FAILING = "feed failing"
+FEED_BACK = "feed back"
+DATABASE_LOST = "database lost"
+DATABASE_BACK = "database back"
+BROKER_LOST = "broker lost"
+BROKER_BACK = "broker back"
+PROCESS_EXITED = "process exited"
+WORDS = (
+    OUTAGE_OPENED,
+    OUTAGE_CLOSED,
+    INCIDENT_OPENED,
+    INCIDENT_RESOLVED,
+    ALERT_FIRING,
+    ALERT_RESOLVED,
+    ALERT_DELIVERED,
+    DELIVERY_GIVEN_UP,
+    CHANNEL_DISABLED,
+    CHANNEL_ENABLED,
+    FEED_FAILING,
+    FEED_BACK,
+    DATABASE_LOST,
+    DATABASE_BACK,
+    BROKER_LOST,
+    BROKER_BACK,
+    PROCESS_EXITED,
+)
+WIDTH = max(len(word) for word in WORDS)  # the facts start in one column
+MAX_FACT_CHARS = 240  # an error message is a clue, not a document
+
+
+def line(word: str, facts: str) -> str:
+    """``word`` padded to the events column, then ``facts`` (the time is the formatter's)."""
+    return f"{word:<{WIDTH}} {facts}".rstrip()
+
+
+def one_line(text: object, limit: int = MAX_FACT_CHARS) -> str:
+    """The first non-blank line of ``text``, whitespace collapsed, cut at ``limit`` with "…":
+    database drivers and HTTP errors write paragraphs, a console line holds one clue."""
+    first = next((part for part in str(text).splitlines() if part.strip()), "")
+    collapsed = " ".join(first.split())
+    return collapsed if len(collapsed) <= limit else collapsed[: limit - 1].rstrip() + "…"
+
+
+def clock(at: datetime, now: datetime) -> str:
+    """``12:00:01Z``; with the date when ``at`` is not on ``now``'s (UTC) day."""
+    if at.date() == now.date():
+        return at.strftime("%H:%M:%SZ")
+    return at.strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def duration(seconds: float) -> str:
+    """``42s``, ``3m 05s``, ``2h 03m``, ``3d 04h``: two units at most, rounded down."""
+    total = max(0, int(seconds))
+    days, rest = divmod(total, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d {hours:02d}h"
+    if hours:
+        return f"{hours}h {minutes:02d}m"
+    if minutes:
+        return f"{minutes}m {secs:02d}s"
+    return f"{secs}s"
+
+
+def exit_status(returncode: int) -> str:
+    """How a child ended, as people say it: ``signal 9`` or ``code 1``."""
+    return f"signal {-returncode}" if returncode < 0 else f"code {returncode}"
+
+
+def subject(labels: Mapping[str, str]) -> str:
+    """What an alert is about, in a word or two: the target, the vantage, else the provider
+    and what of it."""
+    if labels.get("target"):
+        return labels["target"]
+    if labels.get("vantage"):
+        return f"vantage {labels['vantage']}"
+    what = labels.get("incident") or labels.get("feed") or labels.get("region") or ""
+    return " ".join(part for part in (labels.get("provider", ""), what) if part) or "-"
+
+
+def _with_reason(facts: str, reason: str | None) -> str:
+    return f"{facts}: {one_line(reason)}" if reason else facts
+
+
+def _by(where: str | None, facts: str) -> str:
+    """Facts seen by one of several processes are prefixed with its name (``probes-1: …``)."""
+    return f"{where}: {facts}" if where else facts
+
+
+@dataclass(frozen=True, slots=True)
+class OutageChange:
+    """An outage a probe round opened (``opened``; ``at`` is its start) or closed (``at`` is
+    its end, ``lasted_s`` its length)."""
+
+    target: str
+    series: str
+    opened: bool
+    at: datetime
+    error: str | None = None
+    lasted_s: float | None = None
+
+
+def outage_lines(changes: Iterable[OutageChange], now: datetime) -> list[tuple[str, str]]:
+    """One (word, facts) per target and kind of change: a host that stops answering opens its
+    reachable and usable outages in the same round, and that is one event, not two."""
+    grouped: dict[tuple[str, bool, int | None], list[OutageChange]] = {}
+    for change in changes:
+        lasted = None if change.opened else int(change.lasted_s or 0)
+        grouped.setdefault((change.target, change.opened, lasted), []).append(change)
+    lines = []
+    for (target, opened, lasted), group in grouped.items():
+        series = ", ".join(sorted({c.series for c in group}, key=("reachable", "usable").index))
+        if opened:
+            first = min(group, key=lambda c: c.at)
+            error = next((c.error for c in group if c.error), None)
+            facts = _with_reason(f"{target} ({series}) at {clock(first.at, now)}", error)
+            lines.append((OUTAGE_OPENED, facts))
+        else:
+            lines.append((OUTAGE_CLOSED, f"{target} ({series}) after {duration(lasted or 0)}"))
+    return lines
+
+
+def incident_opened_text(
+    provider: str, title: str, *, maintenance: bool = False, relevant: bool = True
+) -> str:
+    facts = f"{provider}: {one_line(title)}"
+    if maintenance:
+        facts += " [maintenance]"
+    return facts if relevant else f"{facts} (outside your regions)"
+
+
+def incident_resolved_text(provider: str, title: str, lasted_s: float | None) -> str:
+    facts = f"{provider}: {one_line(title)}"
+    return facts if lasted_s is None else f"{facts} after {duration(lasted_s)}"
+
+
+def alert_firing_text(rule: str, labels: Mapping[str, str], *, muted: bool = False) -> str:
+    facts = f"{rule} {subject(labels)}"
+    return f"{facts} (muted or grouped: not sent)" if muted else facts
+
+
+def alert_resolved_text(rule: str, labels: Mapping[str, str]) -> str:
+    return f"{rule} {subject(labels)}"
+
+
+def alert_delivered_text(rule: str, labels: Mapping[str, str], channel: str, event: str) -> str:
+    return f"{rule} {subject(labels)} → {channel} ({event})"
+
+
+def delivery_given_up_text(
+    rule: str, labels: Mapping[str, str], channel: str, attempts: int, error: str | None
+) -> str:
+    tries = "attempt" if attempts == 1 else "attempts"
+    facts = f"{rule} {subject(labels)} → {channel} after {attempts} {tries}"
+    return _with_reason(facts, error)
+
+
+def channel_disabled_text(channel: str, kind: str, error: str | None) -> str:
+    facts = _with_reason(f"{channel} ({kind})", error)
+    return f"{facts}; deliveries held until `slamon alerts enable {channel}` or a config change"
+
+
+def channel_enabled_text(channel: str, why: str, held: int) -> str:
+    deliveries = "delivery" if held == 1 else "deliveries"
+    return f"{channel} ({why}); {held} held {deliveries} due now"
+
+
+def feed_failing_text(provider: str, url: str, error: str) -> str:
+    # fetch errors start with the URL already
+    return _with_reason(f"{provider} {url}", error.removeprefix(f"{url}: "))
+
+
+def feed_back_text(provider: str, url: str, failures: int, down_s: float | None) -> str:
+    polls = "poll" if failures == 1 else "polls"
+    after = f" after {duration(down_s)}" if down_s is not None else ""
+    return f"{provider} {url}{after} ({failures} failed {polls})"
+
+
+def lost_text(reason: str, where: str | None = None) -> str:
+    """``database lost`` / ``broker lost``: why, as the driver said it, on one line."""
+    return _by(where, one_line(reason) or "no reason given")
+
+
+def back_text(lasted_s: float, where: str | None = None) -> str:
+    return _by(where, f"after {duration(lasted_s)}")
+
+
+def process_exited_text(name: str, returncode: int, restart_in_s: float) -> str:
+    return f"{name} ({exit_status(returncode)}); restarting in {duration(restart_in_s)}"
