@@ -19,17 +19,33 @@ SLA_FLEET = """fleet AS (
   WHERE (t.retired_at IS NULL OR t.retired_at > date_trunc('month', $__timeTo()::timestamptz)) AND ('__all__' IN ($provider) OR t.provider IN ($provider)) AND ('__all__' IN ($region) OR COALESCE(t.region, 'none') IN ($region)) AND ('__all__' IN ($pool) OR COALESCE(t.pool, 'none') IN ($pool))
 )"""
 
-# The SLA panels' shared start: the fleet, and each target's reachable downtime this month up
-# to the end of the time range.
+# The SLA panels' shared start: the fleet, and each target's month to date counted as the
+# monthly report counts it (monitor/reports/assemble.py): over the part of the month the target
+# existed (from its registration or its earliest observed window, until it was retired), the
+# time it was observed, and the reachable outages inside that observed time. An outage nobody
+# watched is unknown time, not downtime; one that starts after the range's end has not happened.
 MONTH_TO_DATE_DOWNTIME = f"""
-WITH {SLA_FLEET}, down AS (
-  SELECT f.id, COALESCE(sum(extract(epoch FROM
-      LEAST(COALESCE(o."end", $__timeTo()::timestamptz), $__timeTo()::timestamptz)
-      - GREATEST(o.start, date_trunc('month', $__timeTo()::timestamptz)))), 0) AS down_s
-  FROM fleet f LEFT JOIN outages o ON o.target_id = f.id AND o.series = 'reachable'
-    AND o.start < $__timeTo()::timestamptz
+WITH {SLA_FLEET}, life AS (
+  SELECT f.id,
+    GREATEST(date_trunc('month', $__timeTo()::timestamptz), LEAST(t.created_at, COALESCE(w.first, t.created_at))) AS lo,
+    LEAST($__timeTo()::timestamptz, COALESCE(t.retired_at, $__timeTo()::timestamptz)) AS hi
+  FROM fleet f JOIN targets t ON t.id = f.id
+    LEFT JOIN LATERAL (SELECT min(ow.start) AS first FROM observed_windows ow WHERE ow.target_id = f.id) w ON true
+), seen AS (
+  SELECT l.id, COALESCE(range_agg(tstzrange(GREATEST(ow.start, l.lo), LEAST(ow."end", l.hi))) FILTER (WHERE ow.id IS NOT NULL), '{{}}'::tstzmultirange) AS observed
+  FROM life l LEFT JOIN observed_windows ow ON ow.target_id = l.id AND l.lo < l.hi AND ow.start < l.hi AND ow."end" > l.lo
+  GROUP BY l.id
+), outs AS (
+  SELECT l.id, COALESCE(range_agg(tstzrange(o.start, LEAST(COALESCE(o."end", $__timeTo()::timestamptz), $__timeTo()::timestamptz))) FILTER (WHERE o.id IS NOT NULL), '{{}}'::tstzmultirange) AS spans
+  FROM life l LEFT JOIN outages o ON o.target_id = l.id AND o.series = 'reachable'
+    AND o.start < $__timeTo()::timestamptz AND COALESCE(o."end", $__timeTo()::timestamptz) > o.start
     AND COALESCE(o."end", $__timeTo()::timestamptz) > date_trunc('month', $__timeTo()::timestamptz)
-  GROUP BY f.id
+  GROUP BY l.id
+), down AS (
+  SELECT s.id,
+    (SELECT COALESCE(sum(extract(epoch FROM upper(r) - lower(r))), 0) FROM unnest(s.observed) r) AS observed_s,
+    (SELECT COALESCE(sum(extract(epoch FROM upper(r) - lower(r))), 0) FROM unnest(s.observed * o.spans) r) AS down_s
+  FROM seen s JOIN outs o ON o.id = s.id
 )
 """
 
@@ -77,11 +93,11 @@ def dashboard() -> builders.Dashboard:
                 month_to_date(
                     """
                         SELECT f.name AS target, f.provider, f.pool,
-                          round((100 * (1 - d.down_s / NULLIF(extract(epoch FROM $__timeTo()::timestamptz - date_trunc('month', $__timeTo()::timestamptz)), 0)))::numeric, 4) AS uptime_pct,
+                          round((100 * (1 - d.down_s / NULLIF(d.observed_s, 0)))::numeric, 4) AS uptime_pct,
                           f.target_pct,
                           round((d.down_s / 60)::numeric, 1) AS downtime_minutes,
                           round((100 * d.down_s / NULLIF((1 - f.target_pct / 100) * extract(epoch FROM (date_trunc('month', $__timeTo()::timestamptz) + interval '1 month') - date_trunc('month', $__timeTo()::timestamptz)), 0))::numeric, 1) AS budget_used_pct,
-                          (100 * (1 - d.down_s / NULLIF(extract(epoch FROM $__timeTo()::timestamptz - date_trunc('month', $__timeTo()::timestamptz)), 0))) >= f.target_pct AS meets_target
+                          (100 * (1 - d.down_s / NULLIF(d.observed_s, 0))) >= f.target_pct AS meets_target
                         FROM fleet f JOIN down d ON d.id = f.id
                         ORDER BY uptime_pct, f.name
                     """
@@ -100,7 +116,7 @@ def dashboard() -> builders.Dashboard:
                 month_to_date(
                     """
                         SELECT f.provider AS metric,
-                          round((100 * (1 - sum(d.down_s) / (count(*) * NULLIF(extract(epoch FROM $__timeTo()::timestamptz - date_trunc('month', $__timeTo()::timestamptz)), 0))))::numeric, 4) AS uptime_pct
+                          round((100 * (1 - sum(d.down_s) / NULLIF(sum(d.observed_s), 0)))::numeric, 4) AS uptime_pct
                         FROM fleet f JOIN down d ON d.id = f.id
                         GROUP BY f.provider ORDER BY f.provider
                     """
@@ -117,7 +133,7 @@ def dashboard() -> builders.Dashboard:
                 month_to_date(
                     """
                         SELECT f.provider, COALESCE(f.pool, 'none') AS pool, count(*) AS targets,
-                          round((100 * (1 - sum(d.down_s) / (count(*) * NULLIF(extract(epoch FROM $__timeTo()::timestamptz - date_trunc('month', $__timeTo()::timestamptz)), 0))))::numeric, 4) AS uptime_pct,
+                          round((100 * (1 - sum(d.down_s) / NULLIF(sum(d.observed_s), 0)))::numeric, 4) AS uptime_pct,
                           min(f.target_pct) AS target_pct,
                           round((100 * sum(d.down_s) / NULLIF(sum((1 - f.target_pct / 100) * extract(epoch FROM (date_trunc('month', $__timeTo()::timestamptz) + interval '1 month') - date_trunc('month', $__timeTo()::timestamptz))), 0))::numeric, 1) AS budget_used_pct
                         FROM fleet f JOIN down d ON d.id = f.id
