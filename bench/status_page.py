@@ -1,22 +1,27 @@
-"""Time the status page (`GET /`) over N targets with a month of history: SQLite, and PostgreSQL
-when it answers on 127.0.0.1:5432 (user postgres).
+"""Time the month-to-date surfaces (`GET /`, `GET /api/v1/sla`, `GET /metrics`) at two fleet
+sizes with a month of history, in one run: SQLite, and PostgreSQL when it answers on
+127.0.0.1:5432 (user postgres).
 
-    .venv/bin/python bench/status_page.py                      # 1,000 targets, 10 requests
-    .venv/bin/python bench/status_page.py --targets 3000 --requests 20 --minute-hours 2
+    .venv/bin/python bench/status_page.py                          # 100 and 1,000 targets
+    .venv/bin/python bench/status_page.py --targets 100,3000 --requests 20 --minute-hours 2
 
 Each database is seeded through SQLAlchemy Core (the same rows on both): N targets (http and
 dcgm, 3 providers, pools of 8), the quorum's and two vantages' states, 30 days of observed
 windows (with one 30-minute monitor gap) and outages (3 reachable and 3 usable per target, a
 few still open, several in the last day), hour rollups for the 30 days, minute rollups for the
 last ``--minute-hours`` hours, 3 providers with feeds in different health, open incidents,
-firing alerts and two vantages. No raw probe rows: the page never reads them.
+firing alerts and two vantages. No raw probe rows: no surface reads them.
 
-Prints, per database: the median (and min/max) of ``--requests`` full requests through the
-real ASGI app in-process (query, shape, render, gzip; no network), the split of a request into
-``build_view`` (of which the monthly SLA report) and ``render`` (medians of 3 after a warm-up),
-the statements one request runs, and the page's size as HTML and as sent (gzipped). A benchmark that prints figures, not a timed test. Not run by CI.
-The SQLite file is written under a fresh temporary folder and removed; the PostgreSQL
-database ``slamon_bench_status`` is dropped after unless ``--keep``.
+Prints, per database and size, for each endpoint through the real ASGI app in-process (no
+network): the median of ``--requests`` requests in a row (nothing written between them: what a
+status page, an API client or a scraper meets between two writes to what happened; the
+answer is kept per ``monitor.history.generation``) and the median of requests each made right
+after a write (the answer rebuilt); then what rebuilding GET / costs (the month-to-date report,
+the page's own queries and shaping, rendering); and per database the larger size's medians
+against the smaller's, with the goals (<= 100 ms at 1,000 targets, <= 3x the 100-target
+figure). A benchmark that prints figures, not a timed test. Not run by CI.
+The SQLite files are written under a fresh temporary folder and removed; the PostgreSQL
+database ``slamon_bench_status`` is dropped after each size unless ``--keep``.
 """
 
 from __future__ import annotations
@@ -300,77 +305,102 @@ def timed(action: Callable[[], Any]) -> tuple[Any, float]:
     return result, time.perf_counter() - began
 
 
+ENDPOINTS = ("/", "/api/v1/sla", "/metrics")
+
+
+def _touch(database_url: str) -> None:
+    """A write to what happened, as a writer makes one (an alert's summary changes): every
+    surface's kept answer is stale after it."""
+    engine = make_engine(database_url)
+    try:
+        with engine.begin() as c:
+            c.execute(
+                sa.update(Alert)
+                .where(Alert.id == sa.select(sa.func.min(Alert.id)).scalar_subquery())
+                .values(summary=Alert.summary + ".")
+            )
+    finally:
+        engine.dispose()
+
+
 def measure(database_url: str, folder: Path, requests: int) -> dict[str, Any]:
-    """Median of ``requests`` full GET / through the app, and one request's split."""
+    """Per endpoint: the median of ``requests`` requests in a row (nothing written between
+    them: what a dashboard or a scraper meets between two writes) and the median of
+    ``requests // 2`` each right after a write (the answer rebuilt); GET /'s split."""
     warnings.filterwarnings("ignore", message="Using `httpx` with")  # starlette's TestClient
     from fastapi.testclient import TestClient
 
+    from monitor import tokens
     from monitor.api.app import create_app
     from monitor.api.status_page import render
     from monitor.config import Config
     from monitor.db.base import utcnow
+    from monitor.reports import service
     from monitor.settings import Settings
     from monitor.status import view as status_view
 
     settings = Settings(  # type: ignore[call-arg]
         database_url=database_url, config=folder / "none.yaml", state_dir=folder / "state"
     )
-    app = create_app(settings)
-    times = []
-    with TestClient(app) as client:
-        first = client.get("/")
-        assert first.status_code == 200, first.text[:500]
-        for _ in range(requests):
-            response, elapsed = timed(lambda: client.get("/"))
-            assert response.status_code == 200
-            times.append(elapsed)
     engine = make_engine(database_url)
+    with make_sessionmaker(engine)() as session:
+        token = tokens.create(session, f"bench-{time.monotonic_ns()}", "read")
+        session.commit()
+    headers = {"Authorization": f"Bearer {token}"}
+    app = create_app(settings)
+    figures: dict[str, Any] = {}
+    with TestClient(app) as client:
+        for path in ENDPOINTS:
+            first = client.get(path, headers=headers)
+            assert first.status_code == 200, first.text[:500]
+            hot = [timed(lambda p=path: client.get(p, headers=headers))[1] for _ in range(requests)]
+            cold = []
+            for _ in range(max(1, requests // 2)):
+                _touch(database_url)
+                cold.append(timed(lambda p=path: client.get(p, headers=headers))[1])
+            figures[path] = {
+                "hot_median_s": statistics.median(hot),
+                "hot_max_s": max(hot),
+                "cold_median_s": statistics.median(cold),
+                "bytes": len(first.content),
+            }
     statements: list[str] = []
     sa.event.listen(engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
-    monthly = status_view.build_monthly
-    report_s: list[float] = []
-
-    def build_monthly_timed(*args: Any, **kwargs: Any) -> Any:
-        result, elapsed = timed(lambda: monthly(*args, **kwargs))
-        report_s.append(elapsed)
-        return result
-
-    status_view.build_monthly = build_monthly_timed  # type: ignore[assignment]
-    build_s, render_s, counted = [], [], []
+    build_s, render_s, report_s, counted = [], [], [], []
     try:
         for _ in range(SPLIT_RUNS):  # the first warms this engine's pool and statement cache
             statements.clear()
+            service.MONTH_TO_DATE.clear()
             with make_sessionmaker(engine)() as session:
-                view, elapsed = timed(lambda: status_view.build_view(session, Config(), utcnow()))
+                config = Config()
+                month_to_date = functools.partial(service.month_to_date, session, config)
+                report_s.append(timed(lambda: month_to_date(utcnow()))[1])  # noqa: B023
+                build = functools.partial(status_view.build_view, session, config)
+                view, elapsed = timed(lambda: build(utcnow()))  # noqa: B023
             build_s.append(elapsed)
             counted.append(len(statements))
             render_s.append(timed(functools.partial(render, view))[1])
     finally:
-        status_view.build_monthly = monthly  # type: ignore[assignment]
         engine.dispose()
     return {
-        "request_median_s": statistics.median(times),
-        "request_min_s": min(times),
-        "request_max_s": max(times),
+        "endpoints": figures,
+        "monthly_report_s": statistics.median(report_s[1:]),
         "build_view_s": statistics.median(build_s[1:]),
-        "of_which_monthly_report_s": statistics.median(report_s[1:]),
         "render_s": statistics.median(render_s[1:]),
         "statements": counted[-1],
-        "page_bytes": len(first.content),
-        "page_wire_bytes": int(first.headers["content-length"]),
-        "content_encoding": first.headers.get("content-encoding", "identity"),
         "targets_shown": len(view.fleet),
-        "segments": sum(len(t.bar) for t in view.fleet),
     }
 
 
-def run(label: str, url: str, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
+def run(
+    label: str, url: str, folder: Path, targets: int, args: argparse.Namespace
+) -> dict[str, Any]:
     engine = make_engine(url)
     try:
         upgrade(engine)
         now = datetime.now(UTC)
-        print(f"{label}: seeding {args.targets} targets, 30 days of history", flush=True)
-        _, seed_s = timed(lambda: seed(engine, args.targets, now, args.minute_hours))
+        print(f"{label}: seeding {targets} targets, 30 days of history", flush=True)
+        _, seed_s = timed(lambda: seed(engine, targets, now, args.minute_hours))
         print(f"  seeded in {seed_s:.1f} s", flush=True)
         if engine.dialect.name == "postgresql":
             with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
@@ -381,24 +411,37 @@ def run(label: str, url: str, folder: Path, args: argparse.Namespace) -> dict[st
     finally:
         engine.dispose()
     figures = measure(url, folder, args.requests)
-    report(label, args, figures)
+    report(label, targets, args, figures)
     return figures
 
 
-def report(label: str, args: argparse.Namespace, f: dict[str, Any]) -> None:
-    print(f"\n{label}: GET / over {f['targets_shown']} targets, {args.requests} requests")
+def report(label: str, targets: int, args: argparse.Namespace, f: dict[str, Any]) -> None:
+    print(f"\n{label}: {f['targets_shown']} targets, {args.requests} requests in a row each")
+    for path, e in f["endpoints"].items():
+        print(
+            f"  {path:<12} median {e['hot_median_s'] * 1000:8.1f} ms (max {e['hot_max_s'] * 1000:.1f})"
+            f"   after a write {e['cold_median_s'] * 1000:8.1f} ms   {e['bytes'] / 1024:7.0f} KiB"
+        )
+    print(f"  rebuilding GET /: month-to-date report {f['monthly_report_s'] * 1000:.1f} ms,")
     print(
-        f"  request   median {f['request_median_s'] * 1000:8.1f} ms"
-        f"   min {f['request_min_s'] * 1000:.1f}   max {f['request_max_s'] * 1000:.1f}"
+        f"    build_view {f['build_view_s'] * 1000:.1f} ms (report kept), render "
+        f"{f['render_s'] * 1000:.1f} ms, {f['statements']} statements\n"
     )
-    print(f"  build_view       {f['build_view_s'] * 1000:8.1f} ms (median of {SPLIT_RUNS - 1})")
-    print(f"    monthly report {f['of_which_monthly_report_s'] * 1000:8.1f} ms of it")
-    print(f"  render           {f['render_s'] * 1000:8.1f} ms")
-    print(f"  statements       {f['statements']:8d} per request")
-    print(
-        f"  page             {f['page_bytes'] / 1024:8.0f} KiB, {f['segments']} bar segments;"
-        f" {f['page_wire_bytes'] / 1024:.0f} KiB sent ({f['content_encoding']})\n"
-    )
+
+
+def ratios(label: str, by_size: dict[int, dict[str, Any]]) -> None:
+    """Each endpoint's median at the largest fleet against the smallest, and the goals."""
+    small, large = min(by_size), max(by_size)
+    print(f"{label}: {large} targets against {small}, medians of requests in a row")
+    for path in ENDPOINTS:
+        a = by_size[small]["endpoints"][path]["hot_median_s"]
+        b = by_size[large]["endpoints"][path]["hot_median_s"]
+        goal = "met" if b <= 0.100 and b <= 3 * a else "NOT met"
+        print(
+            f"  {path:<12} {a * 1000:7.1f} ms -> {b * 1000:7.1f} ms   {b / a:5.2f}x"
+            f"   (goal: <= 100 ms and <= 3x: {goal})"
+        )
+    print()
 
 
 def postgres_answers() -> bool:
@@ -419,28 +462,46 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
-    parser.add_argument("--targets", type=int, default=1000)
+    parser.add_argument("--targets", default="100,1000", help="fleet sizes, comma-separated")
     parser.add_argument("--requests", type=int, default=10)
     parser.add_argument("--minute-hours", type=int, default=24, help="minute rollups kept")
     parser.add_argument("--backends", default="sqlite,postgresql")
     parser.add_argument("--keep", action="store_true", help="keep the PostgreSQL database")
     args = parser.parse_args()
     backends = args.backends.split(",")
+    sizes = sorted(int(n) for n in args.targets.split(","))
+    print(f"commit {_commit()}, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC", flush=True)
     with tempfile.TemporaryDirectory(prefix="slamon-bench-status-") as tmp:
         folder = Path(tmp)
         if "sqlite" in backends:
-            run("SQLite", f"sqlite:///{folder / 'status.db'}", folder, args)
+            found = {}
+            for n in sizes:
+                found[n] = run("SQLite", f"sqlite:///{folder / f'status-{n}.db'}", folder, n, args)
+            ratios("SQLite", found)
         if "postgresql" in backends:
             if not postgres_answers():
                 print("PostgreSQL does not answer on 127.0.0.1:5432: skipped")
                 return
             from slamon_side import drop_postgres, fresh_postgres
 
-            try:
-                run("PostgreSQL", fresh_postgres(PG_DATABASE), folder, args)
-            finally:
-                if not args.keep:
-                    drop_postgres(PG_DATABASE)
+            found = {}
+            for n in sizes:
+                try:
+                    found[n] = run("PostgreSQL", fresh_postgres(PG_DATABASE), folder, n, args)
+                finally:
+                    if not args.keep:
+                        drop_postgres(PG_DATABASE)
+            ratios("PostgreSQL", found)
+
+
+def _commit() -> str:
+    import subprocess
+
+    here = Path(__file__).resolve().parent
+    done = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True
+    )
+    return done.stdout.strip() or "unknown"
 
 
 if __name__ == "__main__":

@@ -171,3 +171,72 @@ def test_the_check_sees_the_migrations_and_their_imports(
     assert any(
         line.startswith("monitor.db -> monitor.settings") for line in upward_imports(copy, layers)
     )
+
+
+# --------------------------------------------------------------------------- the read model
+
+# The tables that hold what happened: only monitor/history reads them for a surface; the
+# modules below write them (and read what they are about to change), each for its one reason.
+TIMELINE_MODELS = frozenset({"Outage", "ObservedWindow", "Heartbeat", "Incident", "IncidentUpdate"})
+TIMELINE_WRITERS = {
+    "monitor.db.models": "defines them",
+    "monitor.probes.quorum": "opens and closes outages from the quorum's verdicts",
+    "monitor.probes.record": "grows the observed windows each known result vouches for",
+    "monitor.probes.kinds.heartbeat": "judges what a training job pushed into a probe result",
+    "monitor.probes.gpus.pushed": "judges an agent's pushed GPU readings into a probe result",
+    "monitor.feeds.store": "upserts the incidents a feed lists",
+    "monitor.api.heartbeats": "stores what a job or an agent pushes",
+    "monitor.reports.backfill": "imports outages and observed windows from another monitor",
+}
+
+
+def timeline_readers(modules: Mapping[str, str]) -> dict[str, set[str]]:
+    """Each module (outside monitor.history and the writers) that imports a timeline model from
+    monitor.db.models, and which ones; ``modules`` maps module names to their source."""
+    import ast
+
+    found: dict[str, set[str]] = {}
+    for name, source in modules.items():
+        if name.startswith("monitor.history") or name in TIMELINE_WRITERS:
+            continue
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ImportFrom) and node.module == "monitor.db.models":
+                used = {alias.name for alias in node.names} & TIMELINE_MODELS
+                if used:
+                    found.setdefault(name, set()).update(used)
+            elif (
+                isinstance(node, ast.Attribute)
+                and node.attr in TIMELINE_MODELS
+                and isinstance(node.value, ast.Name)
+                and node.value.id in {"models", "m"}
+            ):
+                found.setdefault(name, set()).add(node.attr)
+    return found
+
+
+def package_sources() -> dict[str, str]:
+    sources = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            sources[name] = path.read_text(encoding="utf-8")
+    return sources
+
+
+def test_only_the_history_read_model_reads_the_timeline_tables() -> None:
+    """The surfaces read outages, observed windows, heartbeats and incidents only through
+    monitor.history, so they cannot drift apart again."""
+    assert timeline_readers(package_sources()) == {}
+
+
+def test_the_timeline_check_sees_a_surface_reading_the_tables_itself() -> None:
+    sources = package_sources()
+    sources["monitor.metrics"] += "\nfrom monitor.db.models import Outage\n"
+    sources["monitor.status.view"] += "\nfrom monitor.db import models\nmodels.Heartbeat\n"
+    found = timeline_readers(sources)
+    assert (found["monitor.metrics"], found["monitor.status.view"]) == ({"Outage"}, {"Heartbeat"})
+
+
+def test_every_timeline_writer_still_exists() -> None:
+    assert set(TIMELINE_WRITERS) <= set(package_sources())
