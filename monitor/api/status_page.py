@@ -1,4 +1,5 @@
-"""The status page at ``/``: one server-rendered HTML page, read-only and unauthenticated.
+"""The status page at ``/``: one server-rendered HTML page, read-only and unauthenticated; each
+target and provider on it links to its own page (``monitor.api.pages``).
 
 What it shows is built by ``monitor.status.view.build_view`` (providers with their feed health
 and open relevant incidents, the fleet's displayed states with 24 h history bars, uptimes and
@@ -24,6 +25,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.orm import Session
 
+from monitor.alerts.links import provider_path, target_path
 from monitor.api.deps import app_state, db_session
 from monitor.db.base import utcnow
 from monitor.status.history import Bucket
@@ -109,11 +111,30 @@ def window(value: timedelta) -> str:
     return f"{hours:g} h" if hours < 48 else f"{hours / 24:g} d"
 
 
+def target_href(name: str) -> str:
+    """A link from the status page (``/``) to a target's page, relative so that slamon served
+    under a sub-path (``https://host/ops/``) links within it."""
+    return target_path(name).lstrip("/")
+
+
+def provider_href(slug: str) -> str:
+    return provider_path(slug).lstrip("/")
+
+
+def _source(name: str) -> str:
+    return resources.files("monitor.api").joinpath("templates", name).read_text("utf-8")
+
+
 @functools.cache
-def _template() -> jinja2.Template:
-    source = resources.files("monitor.api").joinpath("templates", TEMPLATE).read_text("utf-8")
+def environment() -> jinja2.Environment:
+    """The templates of every HTML page (``templates/``), escaping everything, with the
+    formatting filters they share."""
     env = jinja2.Environment(
-        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
+        loader=jinja2.FunctionLoader(_source),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
     )
     env.filters.update(
         when=_when,
@@ -124,8 +145,15 @@ def _template() -> jinja2.Template:
         duration=duration,
         segment=segment,
         bar_label=bar_label,
+        target_href=target_href,
+        provider_href=provider_href,
+        iso=lambda moment: moment.isoformat(),
     )
-    return env.from_string(source)
+    return env
+
+
+def _template() -> jinja2.Template:
+    return environment().get_template(TEMPLATE)
 
 
 def render(view: StatusView) -> str:
@@ -154,13 +182,20 @@ def accepts_gzip(accept_encoding: str) -> bool:
     return False
 
 
-@router.get("/", response_class=HTMLResponse, tags=["status"], include_in_schema=False)
-def status_page(request: Request, session: Annotated[Session, Depends(db_session)]) -> Response:
-    """The page, gzipped when the client takes it: a thousand targets make about a megabyte
-    of HTML and a twelfth of that gzipped, fetched again every ``REFRESH_S`` seconds."""
-    body = render(build_view(session, app_state(request).config, utcnow())).encode()
+def html_response(request: Request, page: str, status_code: int = 200) -> Response:
+    """An HTML page, never cached, gzipped when the client takes it and it is big enough."""
+    body = page.encode()
     headers = {"Cache-Control": "no-store", "Vary": "Accept-Encoding"}
     if len(body) > GZIP_ABOVE and accepts_gzip(request.headers.get("accept-encoding", "")):
         body = gzip.compress(body, compresslevel=5)
         headers["Content-Encoding"] = "gzip"
-    return Response(body, media_type="text/html; charset=utf-8", headers=headers)
+    return Response(
+        body, status_code=status_code, media_type="text/html; charset=utf-8", headers=headers
+    )
+
+
+@router.get("/", response_class=HTMLResponse, tags=["status"], include_in_schema=False)
+def status_page(request: Request, session: Annotated[Session, Depends(db_session)]) -> Response:
+    """The page, gzipped when the client takes it: a thousand targets make about a megabyte
+    of HTML and a twelfth of that gzipped, fetched again every ``REFRESH_S`` seconds."""
+    return html_response(request, render(build_view(session, app_state(request).config, utcnow())))

@@ -9,6 +9,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import and_, func, or_, select, union_all
 from sqlalchemy.orm import Session
@@ -244,3 +245,150 @@ def _feeds(session: Session) -> dict[int, list[FeedFacts]]:
 def firing_alerts(session: Session) -> list[AlertRow]:
     query = select(Alert).where(Alert.state == "firing").order_by(Alert.started_at.desc())
     return [AlertRow(a.rule, a.severity, a.summary, a.started_at) for a in session.scalars(query)]
+
+
+# --------------------------------------------------------------------------- the linked pages
+# One target's or one provider's page (``/targets/NAME``, ``/providers/SLUG``: where alerts link).
+# Each reads one row's history by its key; kept together so they can move as one.
+
+
+@dataclass(frozen=True, slots=True)
+class TargetPageRow:
+    target: TargetRow
+    retired_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class OutageRow:
+    series: str  # reachable | usable
+    start: datetime
+    end: datetime | None  # None: still open
+    cause: str | None
+    detail: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderIncidentRow:
+    title: str
+    impact: str
+    status: str
+    is_maintenance: bool
+    started_at: datetime | None
+    resolved_at: datetime | None
+    url: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderPageRow:
+    slug: str
+    name: str
+    incidents: tuple[ProviderIncidentRow, ...]  # relevant, open or recent, newest first
+    feeds: tuple[FeedFacts, ...]
+
+
+def page_target(session: Session, name: str) -> TargetPageRow | None:
+    """The target named ``name``, live or retired; None when there is none."""
+    columns = (
+        Target.id,
+        Target.name,
+        Target.kind,
+        Target.pool,
+        Target.provider,
+        Target.region,
+        Target.interval_s,
+        Target.timeout_s,
+        Target.retired_at,
+    )
+    row = session.execute(select(*columns).where(Target.name == name)).one_or_none()
+    if row is None:
+        return None
+    target = TargetRow(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7])
+    return TargetPageRow(target, row[8])
+
+
+def page_verdict(session: Session, target_id: int) -> Verdict:
+    """One target's quorum states and its freshest vantage report (as ``verdicts`` for all)."""
+    query = select(
+        TargetState.vantage, TargetState.series, TargetState.state, TargetState.last_probe_at
+    ).where(TargetState.target_id == target_id)
+    states: dict[str, str] = {}
+    latest: datetime | None = None
+    for vantage, series, state, last_probe_at in session.execute(query):
+        if vantage == QUORUM_VANTAGE:
+            states[series] = state
+        elif last_probe_at is not None:
+            latest = last_probe_at if latest is None else max(latest, last_probe_at)
+    return Verdict(states.get("reachable"), states.get("usable"), latest)
+
+
+def page_spans(session: Session, target_id: int, since: datetime, now: datetime) -> Spans:
+    """One target's observed windows and outage spans overlapping ``[since, now)`` (as
+    ``spans`` reads them for the fleet: open outages closed at now)."""
+    found = Spans()
+    windows = select(ObservedWindow.start, ObservedWindow.end).where(
+        ObservedWindow.target_id == target_id,
+        ObservedWindow.end > since,
+        ObservedWindow.start < now,
+    )
+    for start, end in session.execute(windows):
+        if end > start:
+            found.observed.append(Span(start, end))
+    outages = select(Outage.series, Outage.start, Outage.end).where(
+        Outage.target_id == target_id,
+        Outage.start < now,
+        or_(Outage.end.is_(None), Outage.end > since),
+    )
+    for series, start, stop in session.execute(outages):
+        span = outage_span(start, stop, now)
+        if span is not None:
+            (found.reachable if series == "reachable" else found.usable).append(span)
+    return found
+
+
+def page_outages(
+    session: Session, target_id: int, since: datetime, now: datetime, limit: int
+) -> list[OutageRow]:
+    """The target's outages that began before ``now`` and were open at some point after
+    ``since`` (every open one, however old), newest first, at most ``limit``."""
+    query = (
+        select(Outage.series, Outage.start, Outage.end, Outage.cause, Outage.detail)
+        .where(Outage.target_id == target_id, Outage.start < now)
+        .where(or_(Outage.end.is_(None), Outage.end > since))
+        .order_by(Outage.start.desc(), Outage.series)
+        .limit(limit)
+    )
+    return [
+        OutageRow(s, start, end, cause, dict(detail or {}))
+        for s, start, end, cause, detail in session.execute(query)
+    ]
+
+
+def page_provider(
+    session: Session, slug: str, since: datetime, limit: int
+) -> ProviderPageRow | None:
+    """The provider ``slug`` with its relevant incidents open now or resolved after ``since``
+    (newest first, at most ``limit``) and its feeds; None when there is no such provider."""
+    provider = session.execute(
+        select(Provider.id, Provider.name).where(Provider.slug == slug)
+    ).one_or_none()
+    if provider is None:
+        return None
+    provider_id, name = provider
+    query = (
+        select(
+            Incident.title,
+            Incident.impact,
+            Incident.status,
+            Incident.is_maintenance,
+            Incident.started_at,
+            Incident.resolved_at,
+            Incident.url,
+        )
+        .where(Incident.provider_id == provider_id, Incident.relevant.is_(True))
+        .where(or_(Incident.resolved_at.is_(None), Incident.resolved_at > since))
+        .order_by(func.coalesce(Incident.started_at, Incident.first_seen_at).desc())
+        .limit(limit)
+    )
+    incidents = tuple(ProviderIncidentRow(*row) for row in session.execute(query))
+    feeds = tuple(_feeds(session).get(provider_id, []))
+    return ProviderPageRow(slug, name, incidents, feeds)
