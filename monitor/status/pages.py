@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session
 
+from monitor.probes.kinds import usable_matters
 from monitor.status import repository
 from monitor.status.health import ProviderHealth, fresh, provider_health, target_state
 from monitor.status.history import Bucket, Uptime, bucket_edges, history_bar, timeline, uptime
@@ -140,7 +141,9 @@ def target_page(session: Session, name: str, now: datetime) -> TargetPage | None
     since = min(edges[0], now - max(WINDOWS))
     spans = repository.page_spans(session, target.id, since, now)
     line = timeline(spans.observed, spans.reachable, spans.usable)
-    outages = repository.page_outages(session, target.id, now - HISTORY, now, MAX_OUTAGES)
+    # a kind whose usable series only mirrors reachability (http, tcp) has nothing to add
+    series = ("reachable", "usable") if usable_matters(target.kind) else ("reachable",)
+    outages = repository.page_outages(session, target.id, series, now - HISTORY, now, MAX_OUTAGES)
     return TargetPage(
         now=now,
         name=target.name,

@@ -346,13 +346,18 @@ def page_spans(session: Session, target_id: int, since: datetime, now: datetime)
 
 
 def page_outages(
-    session: Session, target_id: int, since: datetime, now: datetime, limit: int
+    session: Session,
+    target_id: int,
+    series: Sequence[str],
+    since: datetime,
+    now: datetime,
+    limit: int,
 ) -> list[OutageRow]:
-    """The target's outages that began before ``now`` and were open at some point after
-    ``since`` (every open one, however old), newest first, at most ``limit``."""
+    """The target's outages of ``series`` that began before ``now`` and were open at some
+    point after ``since`` (every open one, however old), newest first, at most ``limit``."""
     query = (
         select(Outage.series, Outage.start, Outage.end, Outage.cause, Outage.detail)
-        .where(Outage.target_id == target_id, Outage.start < now)
+        .where(Outage.target_id == target_id, Outage.series.in_(series), Outage.start < now)
         .where(or_(Outage.end.is_(None), Outage.end > since))
         .order_by(Outage.start.desc(), Outage.series)
         .limit(limit)

@@ -264,3 +264,24 @@ def _incident(
         relevant=relevant,
         content_hash=source_id,
     )
+
+
+def test_a_kind_whose_usable_series_mirrors_reachability_lists_each_outage_once(
+    api: ApiClient, sessions: sessionmaker[Session]
+) -> None:
+    now = utcnow()
+    with sessions() as session:
+        row = add_target(session, "plain-tcp")  # tcp: usable only mirrors reachable
+        start = now - timedelta(minutes=5)
+        session.add_all(
+            [
+                Outage(target_id=row.id, series="reachable", start=start),
+                Outage(target_id=row.id, series="usable", start=start),
+            ]
+        )
+        session.commit()
+    page = api.get("/targets/plain-tcp").text
+
+    assert [(r.attrs["data-series"], r.attrs["data-open"]) for r in outages(page)] == [
+        ("reachable", "true")
+    ]
