@@ -227,7 +227,8 @@ def _incident(row: Incident) -> IncidentRow:
     return IncidentRow(row.title, row.impact, row.is_maintenance, row.started_at, row.url)
 
 
-def _feeds(session: Session) -> dict[int, list[FeedFacts]]:
+def _feeds(session: Session, only: int | None = None) -> dict[int, list[FeedFacts]]:
+    """Every provider's feeds (or only those of the provider with id ``only``)."""
     query = select(
         Feed.provider_id,
         Feed.enabled,
@@ -236,6 +237,8 @@ def _feeds(session: Session) -> dict[int, list[FeedFacts]]:
         Feed.consecutive_failures,
         Feed.last_error,
     )
+    if only is not None:
+        query = query.where(Feed.provider_id == only)
     found: dict[int, list[FeedFacts]] = defaultdict(list)
     for provider_id, enabled, polled, succeeded, failures, error in session.execute(query):
         found[provider_id].append(FeedFacts(enabled, polled, succeeded, failures, error))
@@ -395,5 +398,5 @@ def page_provider(
         .limit(limit)
     )
     incidents = tuple(ProviderIncidentRow(*row) for row in session.execute(query))
-    feeds = tuple(_feeds(session).get(provider_id, []))
+    feeds = tuple(_feeds(session, provider_id).get(provider_id, []))
     return ProviderPageRow(slug, name, incidents, feeds)
