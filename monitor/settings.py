@@ -11,8 +11,9 @@ import socket
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 _FILE_SECRETS = ("database_url", "broker_url")
@@ -51,7 +52,31 @@ class Settings(BaseSettings):
     vantage: str = Field(
         default_factory=socket.gethostname, description="Where this worker probes from."
     )
+    public_url: str | None = Field(
+        default=None,
+        description="The address people reach slamon's API and status page at "
+        "(`https://slamon.example.com`): every alert links to the page for what it is about "
+        "under it. Unset, alerts carry no link.",
+    )
     log_level: str = "INFO"
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url_is_http(cls, value: str | None) -> str | None:
+        """An absolute http(s) URL with a host, without a query or fragment; stored without
+        its trailing slash, so pages are joined on as ``{public_url}/targets/NAME``. Empty is
+        unset (``SLAMON_PUBLIC_URL=`` in an env file)."""
+        text = (value or "").strip()
+        if not text:
+            return None
+        parts = urlsplit(text)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(
+                f"must be an http(s) URL such as https://slamon.example.com, got {text!r}"
+            )
+        if parts.query or parts.fragment:
+            raise ValueError(f"must not carry a query or a fragment, got {text!r}")
+        return text.rstrip("/")
 
     @model_validator(mode="before")
     @classmethod

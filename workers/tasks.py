@@ -109,7 +109,7 @@ def run_probe_shard(self: Any, shard: list[Any]) -> int:
         vantage,
         rt.config.probes,
         shared_loop(),
-        alert_hook(rt.config),
+        alert_hook(rt.config, rt.settings.public_url),
         process_memory(vantage),
     )
     try:
@@ -130,7 +130,8 @@ def judge_heartbeats() -> int:
 
     rt = runtime()
     with rt.transaction() as session:
-        outcomes = pushed_round(session, utcnow(), on_transitions=alert_hook(rt.config))
+        hook = alert_hook(rt.config, rt.settings.public_url)
+        outcomes = pushed_round(session, utcnow(), on_transitions=hook)
     if any(outcome.transitions for outcome in outcomes.values()):
         deliver_alerts.delay()
     return sum(len(outcome.states) for outcome in outcomes.values())
@@ -197,7 +198,8 @@ def build_last_month_report(month: str | None = None) -> str:
         for fmt in FORMATS:
             keep(session, render(report, fmt))
         record_claims(session, report)
-        apply(session, [announcement(report, now)], rt.config, now)  # one message per month
+        notice = [announcement(report, now)]  # one message per month
+        apply(session, notice, rt.config, now, public_url=rt.settings.public_url)
     deliver_alerts.delay()
     return month
 
@@ -210,7 +212,7 @@ def evaluate_alerts() -> int:
 
     rt = runtime()
     with rt.transaction() as session:
-        applied = evaluate(session, rt.config, utcnow())
+        applied = evaluate(session, rt.config, utcnow(), public_url=rt.settings.public_url)
     if applied.deliveries:
         deliver_alerts.delay()
     return applied.changed

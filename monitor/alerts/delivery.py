@@ -69,23 +69,9 @@ def claim_due(session: Session, worker: str, now: datetime, limit: int = 50) -> 
 
 
 def message_of(payload: dict[str, object]) -> AlertMessage:
-    def when(key: str) -> datetime | None:
-        value = payload.get(key)
-        return datetime.fromisoformat(value) if isinstance(value, str) else None
-
-    started = when("started_at")
-    assert started is not None
-    return AlertMessage(
-        fingerprint=str(payload["fingerprint"]),
-        rule=str(payload["rule"]),
-        severity=str(payload["severity"]),  # type: ignore[arg-type]
-        labels={str(k): str(v) for k, v in dict(payload["labels"]).items()},  # type: ignore[call-overload]
-        summary=str(payload["summary"]),
-        started_at=started,
-        resolved_at=when("resolved_at"),
-        event=str(payload["event"]),  # type: ignore[arg-type]
-        extra=dict(payload.get("extra") or {}),  # type: ignore[call-overload]
-    )
+    """The message an outbox row holds (``AlertMessage.to_json``, or an older slamon's shape).
+    Raises ValueError when the row is not one."""
+    return AlertMessage.from_json(payload)
 
 
 def record(
@@ -121,7 +107,8 @@ def _tell(session: Session, claimed: Claimed, delivery: Delivery) -> None:
     """Delivered, or given up for good, is a console event; a retry still pending is not."""
     payload = claimed.payload
     rule, event = str(payload.get("rule", "?")), str(payload.get("event", "?"))
-    labels = {str(k): str(v) for k, v in dict(payload.get("labels") or {}).items()}  # type: ignore[call-overload]
+    stored = payload.get("labels")
+    labels = {str(k): str(v) for k, v in stored.items()} if isinstance(stored, dict) else {}
     if delivery.status == "delivered":
         emitting.alert_delivered(session, rule, labels, claimed.channel, event)
     elif delivery.status in ("failed", "expired"):
@@ -168,4 +155,8 @@ def _send(
 ) -> SendOutcome:
     if channel is None:
         return SendOutcome.permanent(None, f"channel {claimed.channel!r} is no longer configured")
-    return send_message(client, channel, message_of(claimed.payload), claimed.key, now)
+    try:
+        message = message_of(claimed.payload)
+    except ValueError as exc:  # a row no slamon wrote: it fails alone, the sweep goes on
+        return SendOutcome.permanent(None, f"the outbox row is not an alert message: {exc}")
+    return send_message(client, channel, message, claimed.key, now)

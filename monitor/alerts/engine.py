@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import cast
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from monitor.alerts.channels.model import EXTRA_TYPES, AlertMessage, Event, Extra, Severity
+from monitor.alerts.links import alert_url
 from monitor.alerts.routing import route, silenced
 from monitor.alerts.rules import Signal
 from monitor.config.models import Config, SilenceConfig
@@ -29,34 +31,52 @@ class Applied:
     deliveries: int
 
 
-def apply(session: Session, signals: Iterable[Signal], config: Config, now: datetime) -> Applied:
-    """Apply each signal; returns how many alerts changed and how many deliveries were queued."""
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """What one application of signals works with: the config, the moment and the public URL
+    the queued messages link under (None: they carry no link)."""
+
+    config: Config
+    now: datetime
+    public_url: str | None
+
+
+def apply(
+    session: Session,
+    signals: Iterable[Signal],
+    config: Config,
+    now: datetime,
+    *,
+    public_url: str | None = None,
+) -> Applied:
+    """Apply each signal; returns how many alerts changed and how many deliveries were queued.
+    Each queued message links to its page under ``public_url`` (``Settings.public_url``)."""
+    sweep = Sweep(config, now, public_url)
     changed = queued = 0
     for signal in signals:
         alert = session.scalars(
             select(Alert).where(Alert.fingerprint == signal.fingerprint)
         ).one_or_none()
         if signal.firing:
-            outcome = _fire(session, alert, signal, config, now)
+            outcome = _fire(session, alert, signal, sweep)
         else:
-            outcome = _resolve(session, alert, signal, config, now)
+            outcome = _resolve(session, alert, signal, sweep)
         changed += outcome[0]
         queued += outcome[1]
     return Applied(changed, queued)
 
 
-def _fire(
-    session: Session, alert: Alert | None, signal: Signal, config: Config, now: datetime
-) -> tuple[int, int]:
+def _fire(session: Session, alert: Alert | None, signal: Signal, sweep: Sweep) -> tuple[int, int]:
+    config, now = sweep.config, sweep.now
     if signal.rule in NOTICE_RULES:
-        return _notice(session, alert, signal, config, now)
+        return _notice(session, alert, signal, sweep)
     if alert is not None and alert.state == "firing":
         alert.summary = signal.summary
         due = alert.last_notified_at is None or now - alert.last_notified_at >= timedelta(
             seconds=config.alerts.renotify
         )
         if due and not alert.suppressed:
-            return 0, _enqueue(session, alert, "firing", signal, config, now, renotify=True)
+            return 0, _enqueue(session, alert, "firing", signal, sweep, renotify=True)
         return 0, 0
     alert = alert or Alert(fingerprint=signal.fingerprint)
     alert.rule, alert.severity, alert.labels = signal.rule, signal.severity, dict(signal.labels)
@@ -72,12 +92,10 @@ def _fire(
     session.add(alert)
     session.flush()
     emitting.alert_firing(session, alert.rule, alert.labels, alert.suppressed)
-    return 1, 0 if alert.suppressed else _enqueue(session, alert, "firing", signal, config, now)
+    return 1, 0 if alert.suppressed else _enqueue(session, alert, "firing", signal, sweep)
 
 
-def _notice(
-    session: Session, alert: Alert | None, signal: Signal, config: Config, now: datetime
-) -> tuple[int, int]:
+def _notice(session: Session, alert: Alert | None, signal: Signal, sweep: Sweep) -> tuple[int, int]:
     """A one-off announcement (a report is ready, a claim deadline is near): sent once per
     fingerprint, recorded as already resolved so no "resolved" message follows."""
     if alert is not None:
@@ -94,13 +112,13 @@ def _notice(
     )
     session.add(alert)
     session.flush()
-    queued = _enqueue(session, alert, "firing", signal, config, now)
+    queued = _enqueue(session, alert, "firing", signal, sweep)
     alert.state, alert.resolved_at = "resolved", signal.at
     return 1, queued
 
 
 def _resolve(
-    session: Session, alert: Alert | None, signal: Signal, config: Config, now: datetime
+    session: Session, alert: Alert | None, signal: Signal, sweep: Sweep
 ) -> tuple[int, int]:
     if alert is None or alert.state != "firing":
         return 0, 0
@@ -108,7 +126,7 @@ def _resolve(
     emitting.alert_resolved(session, alert.rule, alert.labels)
     # A grouped alert's resolve is still delivered: people need to know each target is back.
     notify = alert.last_notified_at is not None or alert.group_key is not None
-    return 1, _enqueue(session, alert, "resolved", signal, config, now) if notify else 0
+    return 1, _enqueue(session, alert, "resolved", signal, sweep) if notify else 0
 
 
 def _muted(session: Session, signal: Signal, config: Config, now: datetime) -> bool:
@@ -139,23 +157,24 @@ def _enqueue(
     alert: Alert,
     event: str,
     signal: Signal,
-    config: Config,
-    now: datetime,
+    sweep: Sweep,
     renotify: bool = False,
 ) -> int:
+    config, now = sweep.config, sweep.now
     names = route(alert.labels, config.routes, [c.name for c in config.channels])
     if not names:
         return 0
     channel_ids = _channel_ids(session, config, names)
     epoch = int(alert.started_at.timestamp())
     suffix = f":{int(now.timestamp())}" if renotify else ""
+    payload = message_of(alert, event, signal, sweep.public_url).to_json()
     rows = [
         {
             "alert_id": alert.id,
             "channel_id": channel_ids[name],
             "event": event,
             "idempotency_key": f"{alert.fingerprint}:{epoch}:{event}:{name}{suffix}",
-            "payload": message_json(alert, event, signal),
+            "payload": payload,
             "status": "pending",
             "attempts": 0,
             "next_attempt_at": now,
@@ -168,19 +187,27 @@ def _enqueue(
     return added
 
 
-def message_json(alert: Alert, event: str, signal: Signal) -> dict[str, Any]:
-    """What the sender needs to rebuild the message later (JSON in the outbox row)."""
-    return {
-        "fingerprint": alert.fingerprint,
-        "rule": alert.rule,
-        "severity": alert.severity,
-        "labels": dict(alert.labels),
-        "summary": alert.summary,
-        "started_at": alert.started_at.isoformat(),
-        "resolved_at": alert.resolved_at.isoformat() if alert.resolved_at else None,
-        "event": event,
-        "extra": {k: v for k, v in signal.extra.items() if isinstance(v, str)},
-    }
+def message_of(alert: Alert, event: str, signal: Signal, public_url: str | None) -> AlertMessage:
+    """The message the outbox keeps for the sender (``AlertMessage.to_json`` in the row): the
+    alert as it stands, its link under ``public_url`` and the signal's details."""
+    return AlertMessage(
+        fingerprint=alert.fingerprint,
+        rule=alert.rule,
+        severity=cast(Severity, alert.severity),
+        labels=dict(alert.labels),
+        summary=alert.summary,
+        started_at=alert.started_at,
+        resolved_at=alert.resolved_at if event == "resolved" else None,
+        event=cast(Event, event),
+        url=alert_url(public_url, alert.labels),
+        extra={key: extra_value(value) for key, value in signal.extra.items()},
+    )
+
+
+def extra_value(value: object) -> Extra:
+    """A signal's detail as a message holds it: JSON scalars as they are, anything else
+    (a time, a list) as its text."""
+    return value if isinstance(value, EXTRA_TYPES) else str(value)
 
 
 def _channel_ids(session: Session, config: Config, names: list[str]) -> dict[str, int]:

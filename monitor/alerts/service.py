@@ -43,9 +43,15 @@ CLAIM_REMINDER = timedelta(days=7)
 
 
 def on_transitions(
-    session: Session, transitions: Sequence[TargetTransition], config: Config, now: datetime
+    session: Session,
+    transitions: Sequence[TargetTransition],
+    config: Config,
+    now: datetime,
+    *,
+    public_url: str | None = None,
 ) -> Applied:
-    """Alerts for confirmed target transitions, committed with the results that caused them."""
+    """Alerts for confirmed target transitions, committed with the results that caused them;
+    their messages link under ``public_url``."""
     if not transitions:
         return Applied(0, 0)
     rows = {
@@ -74,7 +80,7 @@ def on_transitions(
         )
         if signal is not None:
             signals.append(signal)
-    return apply(session, signals, config, now)
+    return apply(session, signals, config, now, public_url=public_url)
 
 
 def _facts(row: Target, provider: str | None = None) -> TargetFacts:
@@ -85,12 +91,13 @@ def _facts(row: Target, provider: str | None = None) -> TargetFacts:
     )
 
 
-def alert_hook(config: Config) -> TransitionHook:
+def alert_hook(config: Config, public_url: str | None = None) -> TransitionHook:
     """The hook a probe round runs in the transaction that stores its results: confirmed
-    transitions become alerts (and deliveries in the outbox), committed with their cause."""
+    transitions become alerts (and deliveries in the outbox, linking under ``public_url``),
+    committed with their cause."""
 
     def hook(session: Session, transitions: Sequence[TargetTransition], /) -> Applied:
-        return on_transitions(session, transitions, config, utcnow())
+        return on_transitions(session, transitions, config, utcnow(), public_url=public_url)
 
     return hook
 
@@ -113,9 +120,12 @@ EVALUATED_RULES = (
 )
 
 
-def evaluate(session: Session, config: Config, now: datetime) -> Applied:
+def evaluate(
+    session: Session, config: Config, now: datetime, *, public_url: str | None = None
+) -> Applied:
     """Provider incidents (open ones fire, closed ones resolve), stale feeds, SLA burn/breach,
-    blind vantages; and resolves for every firing alert whose cause is gone."""
+    blind vantages; and resolves for every firing alert whose cause is gone. The messages link
+    under ``public_url``."""
     signals = [
         *_incident_signals(session, now),
         *_feed_signals(session, config, now),
@@ -124,7 +134,8 @@ def evaluate(session: Session, config: Config, now: datetime) -> Applied:
         *_slowdown_signals(session, config, now),
     ]
     signals += _orphans(session, signals, now)
-    return apply(session, [*signals, *_claim_signals(session, now)], config, now)
+    claims = _claim_signals(session, now)
+    return apply(session, [*signals, *claims], config, now, public_url=public_url)
 
 
 def _orphans(session: Session, signals: Sequence[Signal], now: datetime) -> list[Signal]:

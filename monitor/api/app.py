@@ -8,7 +8,17 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from monitor import __version__
-from monitor.api import health, heartbeats, metrics, read, reports, silences, status_page, targets
+from monitor.api import (
+    health,
+    heartbeats,
+    metrics,
+    pages,
+    read,
+    reports,
+    silences,
+    status_page,
+    targets,
+)
 from monitor.api.deps import AppState
 from monitor.api.errors import install_error_handlers
 from monitor.settings import Settings
@@ -33,5 +43,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(reports.router)
     app.include_router(silences.router)
     app.include_router(status_page.router)
+    app.include_router(pages.router)
     install_error_handlers(app)
     return app

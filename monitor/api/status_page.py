@@ -1,4 +1,5 @@
-"""The status page at ``/``: one server-rendered HTML page, read-only and unauthenticated.
+"""The status page at ``/``: one server-rendered HTML page, read-only and unauthenticated; each
+target and provider on it links to its own page (``monitor.api.pages``).
 
 What it shows is built by ``monitor.status.view.build_view`` (providers with their feed health
 and open relevant incidents, the fleet's displayed states with 24 h history bars, uptimes and
@@ -25,6 +26,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.orm import Session
 
+from monitor.alerts.links import provider_path, target_path
 from monitor.api.deps import app_state, db_session
 from monitor.db.base import utcnow
 from monitor.history.generation import READ_MAX_AGE, ReadCache
@@ -111,11 +113,30 @@ def window(value: timedelta) -> str:
     return f"{hours:g} h" if hours < 48 else f"{hours / 24:g} d"
 
 
+def target_href(name: str) -> str:
+    """A link from the status page (``/``) to a target's page, relative so that slamon served
+    under a sub-path (``https://host/ops/``) links within it."""
+    return target_path(name).lstrip("/")
+
+
+def provider_href(slug: str) -> str:
+    return provider_path(slug).lstrip("/")
+
+
+def _source(name: str) -> str:
+    return resources.files("monitor.api").joinpath("templates", name).read_text("utf-8")
+
+
 @functools.cache
-def _template() -> jinja2.Template:
-    source = resources.files("monitor.api").joinpath("templates", TEMPLATE).read_text("utf-8")
+def environment() -> jinja2.Environment:
+    """The templates of every HTML page (``templates/``), escaping everything, with the
+    formatting filters they share."""
     env = jinja2.Environment(
-        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
+        loader=jinja2.FunctionLoader(_source),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
     )
     env.filters.update(
         when=_when,
@@ -126,8 +147,15 @@ def _template() -> jinja2.Template:
         duration=duration,
         segment=segment,
         bar_label=bar_label,
+        target_href=target_href,
+        provider_href=provider_href,
+        iso=lambda moment: moment.isoformat(),
     )
-    return env.from_string(source)
+    return env
+
+
+def _template() -> jinja2.Template:
+    return environment().get_template(TEMPLATE)
 
 
 def render(view: StatusView) -> str:
@@ -156,21 +184,21 @@ def accepts_gzip(accept_encoding: str) -> bool:
     return False
 
 
-@router.get("/", response_class=HTMLResponse, tags=["status"], include_in_schema=False)
-def status_page(request: Request, session: Annotated[Session, Depends(db_session)]) -> Response:
-    """The page, gzipped when the client takes it: a thousand targets make about a megabyte
-    of HTML and a twelfth of that gzipped, fetched again every ``REFRESH_S`` seconds."""
-    config = app_state(request).config
-    now = utcnow()
-    page = PAGES.get(
-        session, id(config), now, lambda: Page.of(render(build_view(session, config, now)))
-    )
+def html_response(request: Request, page: str, status_code: int = 200) -> Response:
+    """An HTML page, never cached, gzipped when the client takes it and it is big enough."""
+    return page_response(request, Page.of(page), status_code)
+
+
+def page_response(request: Request, page: Page, status_code: int = 200) -> Response:
+    """A rendered page as sent: its gzipped body when the client takes gzip and it has one."""
+    body = page.plain
     headers = {"Cache-Control": "no-store", "Vary": "Accept-Encoding"}
-    body = page.value.plain
-    if page.value.gzipped is not None and accepts_gzip(request.headers.get("accept-encoding", "")):
-        body = page.value.gzipped
+    if page.gzipped is not None and accepts_gzip(request.headers.get("accept-encoding", "")):
+        body = page.gzipped
         headers["Content-Encoding"] = "gzip"
-    return Response(body, media_type="text/html; charset=utf-8", headers=headers)
+    return Response(
+        body, status_code=status_code, media_type="text/html; charset=utf-8", headers=headers
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,3 +218,15 @@ class Page:
 # The page as last rendered, until something happened (``monitor.history.generation``) or it
 # is ``READ_MAX_AGE`` old: a thousand targets take about a second to read and render.
 PAGES: ReadCache[Page] = ReadCache(READ_MAX_AGE)
+
+
+@router.get("/", response_class=HTMLResponse, tags=["status"], include_in_schema=False)
+def status_page(request: Request, session: Annotated[Session, Depends(db_session)]) -> Response:
+    """The page, gzipped when the client takes it: a thousand targets make about a megabyte
+    of HTML and a twelfth of that gzipped, fetched again every ``REFRESH_S`` seconds."""
+    config = app_state(request).config
+    now = utcnow()
+    page = PAGES.get(
+        session, id(config), now, lambda: Page.of(render(build_view(session, config, now)))
+    )
+    return page_response(request, page.value)

@@ -62,11 +62,26 @@ class SlamonGroup(click.Group):
             click.echo("interrupted", err=True)
             ctx.exit(130)
         except Exception as exc:
-            message = _database_error(exc)
-            if message is None:
+            messages = _settings_errors(exc) or [m for m in [_database_error(exc)] if m]
+            if not messages:
                 raise  # a bug: the traceback is for us
-            click.echo(f"error: {message}", err=True)
+            for message in messages:
+                click.echo(f"error: {message}", err=True)
             ctx.exit(1)
+
+
+def _settings_errors(exc: Exception) -> list[str]:
+    """One line per ``SLAMON_*`` variable the settings refused (``SLAMON_PUBLIC_URL: must be an
+    http(s) URL…``); empty for anything else."""
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError) or exc.title != "Settings":
+        return []
+    lines = []
+    for error in exc.errors(include_url=False):
+        name = "SLAMON_" + "_".join(str(part) for part in error["loc"]).upper()
+        lines.append(f"{name}: {error['msg'].removeprefix('Value error, ')}")
+    return lines
 
 
 def _database_error(exc: Exception) -> str | None:

@@ -110,9 +110,11 @@ def enable(name: str) -> None:
 @alerts.command("test")
 @click.option("--channel", "name", required=True, help="A channel from the config.")
 def test(name: str) -> None:
-    """Send a test message to one channel now and report what the receiver said."""
+    """Send a test message to one channel now and report what the receiver said (linking to
+    the status page under SLAMON_PUBLIC_URL, when it is set, so the link can be tried too)."""
     from monitor.alerts.channels.model import AlertMessage
     from monitor.alerts.channels.send import send_message
+    from monitor.alerts.links import alert_url
     from monitor.db.base import utcnow
     from monitor.errors import SlamonError
     from workers.runtime import runtime
@@ -130,6 +132,7 @@ def test(name: str) -> None:
         labels={"channel": name},
         summary="slamon test message: this channel works",
         started_at=now,
+        url=alert_url(rt.settings.public_url, {}),
     )
     outcome = send_message(rt.http, channel, message, f"slamon-test:{int(now.timestamp())}", now)
     if not outcome.delivered:

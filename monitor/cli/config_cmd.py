@@ -6,6 +6,11 @@ from pathlib import Path
 
 import click
 
+NO_PUBLIC_URL = (
+    "alerts will carry no link: set SLAMON_PUBLIC_URL=https://… to the address users reach "
+    "slamon at (its status page and API), in the environment of the worker and of `slamon run`"
+)
+
 
 @click.group()
 def config() -> None:
@@ -19,13 +24,16 @@ def check(file: Path | None) -> None:
     from monitor.config import load_config
     from monitor.settings import Settings
 
-    path = file or Settings().config
+    settings = Settings()
+    path = file or settings.config
     loaded = load_config(path)
     from monitor.config.detection import detection_warnings
     from monitor.sla.policy_config import policies_for
 
     for warning in detection_warnings(loaded, policies_for(loaded.sla_policies)):
         click.echo(f"warning: {warning}", err=True)
+    if settings.public_url is None:
+        click.echo(f"note: {NO_PUBLIC_URL}", err=True)
     click.echo(
         f"{path}: ok ({len(loaded.providers)} providers, {len(loaded.targets)} targets, "
         f"{len(loaded.channels)} channels, {len(loaded.routes)} routes)"

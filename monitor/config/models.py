@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -28,6 +28,10 @@ Duration = Annotated[float, BeforeValidator(parse_duration)]
 Slug = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=64)]
 Short = Annotated[str, Field(max_length=64)]
 ChannelKind = Literal["webhook", "slack", "pagerduty", "teams", "discord", "apprise"]
+# The kinds monitor.alerts.channels can send (its KINDS, which sit above the config: a test holds
+# the two equal).
+CHANNEL_KINDS: tuple[str, ...] = get_args(ChannelKind)
+
 # The feed kinds' names, as monitor/feeds/kinds/__init__.py's REGISTRY registers them: the config
 # sits below feeds and cannot read the registry, so tests/monitor/feeds/kinds/test_kinds.py holds
 # the two equal (and docs/DESIGN.md's list with them).

@@ -32,6 +32,7 @@ class ProviderIncident:
     is_maintenance: bool = False
     identified_at: datetime | None = None
     relevant: bool = True
+    status: str = ""
 
 
 def _facts(row: Incident, slug: str) -> ProviderIncident:
@@ -49,6 +50,7 @@ def _facts(row: Incident, slug: str) -> ProviderIncident:
         row.is_maintenance,
         row.identified_at,
         row.relevant,
+        row.status,
     )
 
 
@@ -136,4 +138,20 @@ def to_alert_on(
     recent = Incident.resolved_at.is_(None) | (Incident.resolved_at > now - recently)
     wanted = recent | Incident.source_id.in_(set(firing)) if firing else recent
     query = select(Incident, Provider.slug).join(Provider).where(_touching(), wanted)
+    return [_facts(i, slug) for i, slug in session.execute(query)]
+
+
+def of_provider(
+    session: Session, provider: str, since: datetime, limit: int
+) -> list[ProviderIncident]:
+    """One provider's relevant incidents (maintenance included) open now or resolved after
+    ``since``, newest first, at most ``limit``: its page."""
+    query = (
+        select(Incident, Provider.slug)
+        .join(Provider)
+        .where(Provider.slug == provider, Incident.relevant.is_(True))
+        .where(or_(Incident.resolved_at.is_(None), Incident.resolved_at > since))
+        .order_by(func.coalesce(Incident.started_at, Incident.first_seen_at).desc())
+        .limit(limit)
+    )
     return [_facts(i, slug) for i, slug in session.execute(query)]

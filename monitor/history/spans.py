@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
@@ -102,3 +103,37 @@ def _outages(session: Session, ids: Sequence[int], period: Span) -> dict[int, li
             still_open = end is None or end > period.end
             found[target_id].append(OutageSpan(series, span, still_open, cause, start))
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class OutageRecord:
+    """One outage row as it was stored (not clipped): what a target's page lists."""
+
+    series: str
+    start: datetime
+    end: datetime | None  # None: still open
+    cause: str | None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+def outage_rows(
+    session: Session,
+    target_id: int,
+    series: Sequence[str],
+    since: datetime,
+    now: datetime,
+    limit: int,
+) -> list[OutageRecord]:
+    """The target's outages of ``series`` that began before ``now`` and were open at some
+    point after ``since`` (every open one, however old), newest first, at most ``limit``."""
+    query = (
+        select(Outage.series, Outage.start, Outage.end, Outage.cause, Outage.detail)
+        .where(Outage.target_id == target_id, Outage.series.in_(series), Outage.start < now)
+        .where(or_(Outage.end.is_(None), Outage.end > since))
+        .order_by(Outage.start.desc(), Outage.series)
+        .limit(limit)
+    )
+    return [
+        OutageRecord(s, start, end, cause, dict(detail or {}))
+        for s, start, end, cause, detail in session.execute(query)
+    ]

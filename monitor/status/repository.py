@@ -9,6 +9,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import func, select, union_all
 from sqlalchemy.orm import Session
@@ -17,8 +18,11 @@ from monitor.db.dialect import among
 from monitor.db.models import Alert, Feed, ProbeRollup, Provider, Target, TargetState
 from monitor.history import incidents
 from monitor.history.incidents import ProviderIncident
+from monitor.history.spans import TargetSpans, outage_rows
+from monitor.history.spans import spans as history_spans
 from monitor.probes.quorum import QUORUM_VANTAGE
 from monitor.probes.rollup import HOUR, floor_to
+from monitor.sla.intervals import Span
 from monitor.status.health import FeedFacts
 
 LIVE = Target.retired_at.is_(None)
@@ -155,7 +159,8 @@ def providers(session: Session) -> list[ProviderRow]:
     ]
 
 
-def _feeds(session: Session) -> dict[str, list[FeedFacts]]:
+def _feeds(session: Session, only: str | None = None) -> dict[str, list[FeedFacts]]:
+    """Every provider's feeds by slug (or only those of the provider ``only``)."""
     query = select(
         Provider.slug,
         Feed.enabled,
@@ -164,6 +169,8 @@ def _feeds(session: Session) -> dict[str, list[FeedFacts]]:
         Feed.consecutive_failures,
         Feed.last_error,
     ).where(Provider.id == Feed.provider_id)
+    if only is not None:
+        query = query.where(Provider.slug == only)
     found: dict[str, list[FeedFacts]] = defaultdict(list)
     for slug, enabled, polled, succeeded, failures, error in session.execute(query):
         found[slug].append(FeedFacts(enabled, polled, succeeded, failures, error))
@@ -173,3 +180,115 @@ def _feeds(session: Session) -> dict[str, list[FeedFacts]]:
 def firing_alerts(session: Session) -> list[AlertRow]:
     query = select(Alert).where(Alert.state == "firing").order_by(Alert.started_at.desc())
     return [AlertRow(a.rule, a.severity, a.summary, a.started_at) for a in session.scalars(query)]
+
+
+# --------------------------------------------------------------------------- the linked pages
+# One target's or one provider's page (``/targets/NAME``, ``/providers/SLUG``: where alerts link).
+# Each reads one row's history by its key; kept together so they can move as one.
+
+
+@dataclass(frozen=True, slots=True)
+class TargetPageRow:
+    target: TargetRow
+    retired_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class OutageRow:
+    series: str  # reachable | usable
+    start: datetime
+    end: datetime | None  # None: still open
+    cause: str | None
+    detail: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderIncidentRow:
+    title: str
+    impact: str
+    status: str
+    is_maintenance: bool
+    started_at: datetime | None
+    resolved_at: datetime | None
+    url: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderPageRow:
+    slug: str
+    name: str
+    incidents: tuple[ProviderIncidentRow, ...]  # relevant, open or recent, newest first
+    feeds: tuple[FeedFacts, ...]
+
+
+def page_target(session: Session, name: str) -> TargetPageRow | None:
+    """The target named ``name``, live or retired; None when there is none."""
+    columns = (
+        Target.id,
+        Target.name,
+        Target.kind,
+        Target.pool,
+        Target.provider,
+        Target.region,
+        Target.interval_s,
+        Target.timeout_s,
+        Target.retired_at,
+    )
+    row = session.execute(select(*columns).where(Target.name == name)).one_or_none()
+    if row is None:
+        return None
+    target = TargetRow(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7])
+    return TargetPageRow(target, row[8])
+
+
+def page_verdict(session: Session, target_id: int) -> Verdict:
+    """One target's quorum states and its freshest vantage report (as ``verdicts`` for all)."""
+    query = select(
+        TargetState.vantage, TargetState.series, TargetState.state, TargetState.last_probe_at
+    ).where(TargetState.target_id == target_id)
+    states: dict[str, str] = {}
+    latest: datetime | None = None
+    for vantage, series, state, last_probe_at in session.execute(query):
+        if vantage == QUORUM_VANTAGE:
+            states[series] = state
+        elif last_probe_at is not None:
+            latest = last_probe_at if latest is None else max(latest, last_probe_at)
+    return Verdict(states.get("reachable"), states.get("usable"), latest)
+
+
+def page_spans(session: Session, target_id: int, since: datetime, now: datetime) -> TargetSpans:
+    """One target's observed windows and outage spans in ``[since, now)``, as the fleet's."""
+    return history_spans(session, [target_id], Span(since, now), now).get(target_id, TargetSpans())
+
+
+def page_outages(
+    session: Session,
+    target_id: int,
+    series: Sequence[str],
+    since: datetime,
+    now: datetime,
+    limit: int,
+) -> list[OutageRow]:
+    """The target's outages of ``series`` that began before ``now`` and were open at some
+    point after ``since`` (every open one, however old), newest first, at most ``limit``."""
+    return [
+        OutageRow(o.series, o.start, o.end, o.cause, o.detail)
+        for o in outage_rows(session, target_id, series, since, now, limit)
+    ]
+
+
+def page_provider(
+    session: Session, slug: str, since: datetime, limit: int
+) -> ProviderPageRow | None:
+    """The provider ``slug`` with its relevant incidents open now or resolved after ``since``
+    (newest first, at most ``limit``) and its feeds; None when there is no such provider."""
+    name = session.scalar(select(Provider.name).where(Provider.slug == slug))
+    if name is None:
+        return None
+    found = tuple(
+        ProviderIncidentRow(
+            i.title, i.impact, i.status, i.is_maintenance, i.started_at, i.resolved_at, i.url
+        )
+        for i in incidents.of_provider(session, slug, since, limit)
+    )
+    return ProviderPageRow(slug, name, found, tuple(_feeds(session, slug).get(slug, [])))

@@ -177,3 +177,66 @@ def test_the_page_fits_a_phone_without_sideways_scrolling(served: str, tmp_path:
     assert overflow <= 0
     assert bar is not None
     assert bar["width"] > 250  # the bar gets the row's width on a phone
+
+
+def test_a_target_and_a_provider_open_from_the_status_page_on_their_own_pages(
+    served: str, tmp_path: Path
+) -> None:
+    """Click a target's name, then its provider: each page loads with what the status page
+    only summarizes (the open usable outage, the incidents), without console errors, fits a
+    phone, and its back link returns to the status page."""
+    from playwright.sync_api import sync_playwright
+
+    messages: list[tuple[str, str]] = []
+    with sync_playwright() as pw:
+        browser = _launch(pw)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.on("console", lambda m: messages.append((m.type, m.text)))
+            page.on("pageerror", lambda e: messages.append(("pageerror", str(e))))
+            page.goto(served + "/", wait_until="load")
+            page.locator('#fleet tr[data-target="gpu-h100-1"] a.name').click()
+            page.wait_for_load_state("load")
+            target_url = page.url
+            target_title = page.title()
+            outage = page.locator("#outages tr.outage").first
+            outage_text = outage.inner_text()
+            outage_open = outage.get_attribute("data-open")
+            segments = page.locator("#history i")
+            days = sum(
+                int(segments.nth(i).get_attribute("data-buckets") or 0)
+                for i in range(segments.count())
+            )
+            first_state = segments.first.get_attribute("data-state")
+            page.screenshot(path=str(tmp_path / "target.png"), full_page=True)
+            page.set_viewport_size({"width": 390, "height": 844})
+            overflow = page.evaluate(
+                "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+            )
+            page.get_by_role("link", name="← slamon status").click()
+            page.wait_for_load_state("load")
+            back_url = page.url
+            page.set_viewport_size({"width": 1280, "height": 900})
+            page.locator('#providers [data-provider="aws"] a.name').click()
+            page.wait_for_load_state("load")
+            provider_url = page.url
+            incidents = page.locator("#incidents").inner_text()
+            incident_link = page.get_by_role("link", name="EC2 p5 capacity degraded")
+            incident_href = incident_link.get_attribute("href")
+            page.screenshot(path=str(tmp_path / "provider.png"), full_page=True)
+        finally:
+            browser.close()
+    assert target_url == served + "/targets/gpu-h100-1"
+    assert target_title == "gpu-h100-1 · slamon"
+    assert outage_open == "true"
+    assert outage_text.startswith("not usable")
+    assert "open" in outage_text.split()
+    assert days == 30
+    assert first_state == "unknown"  # watched for two days only: the rest is not up
+    assert overflow <= 0
+    assert back_url == served + "/"
+    assert provider_url == served + "/providers/aws"
+    assert "EC2 p5 capacity degraded" in incidents
+    assert "Old resolved thing" in incidents  # resolved within the 30 days
+    assert incident_href == "https://status.aws/1"
+    assert [m for m in messages if m[0] in ("error", "pageerror")] == []

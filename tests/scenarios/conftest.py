@@ -1,7 +1,9 @@
 """Fixtures for the scenarios: one Chromium per test module, and per test module one running slamon
 per deployment shape (``embedded``, ``production``) with its own local world; the module says
-what slamon is configured with (``scenario_config(world) -> (providers, body)``) and how the
-world starts (``prepare_world(world)``). A failing scenario's report carries the process logs."""
+what slamon is configured with (``scenario_config(world) -> (providers, body)``), how the
+world starts (``prepare_world(world)``) and, if it needs any, which ``SLAMON_*`` variables every
+process gets (``scenario_environment(deployment) -> dict``, given the deployment before it
+starts: its address is known). A failing scenario's report carries the process logs."""
 
 from __future__ import annotations
 
@@ -59,6 +61,9 @@ def live(
             deployment = embedded(root)
         else:
             deployment = production(root, f"{PG_TEST_DB}_{name}"[:63])
+        environment = getattr(module, "scenario_environment", None)
+        if environment is not None:
+            deployment.env.update(environment(deployment))
         deployment.prepare()
         deployment.start()
         running = Live(deployment, world, browser)

@@ -34,6 +34,7 @@ class Webhook:
     version: object
     labels: dict[str, str]
     received_at: float
+    url: str | None = None  # alert.url: slamon's page for what the alert is about
 
 
 def when(text: object) -> datetime | None:
@@ -61,6 +62,7 @@ def webhooks(receiver: SignedWebhookReceiver) -> list[Webhook]:
                 version=payload.get("version"),
                 labels=labels,
                 received_at=got.at,
+                url=alert.get("url") if isinstance(alert.get("url"), str) else None,
             )
         )
     return found

@@ -15,8 +15,19 @@ from monitor.api.errors import MAX_BODY_BYTES
 from monitor.settings import Settings
 from tests.support import ApiClient
 
-# Routes anyone may GET: liveness, Prometheus scraping, the public status page, the docs.
-PUBLIC = {"/healthz", "/metrics", "/", "/docs", "/docs/oauth2-redirect", "/openapi.json", "/redoc"}
+# Routes anyone may GET: liveness, Prometheus scraping, the public status page and the target
+# and provider pages its rows link to (alerts link there too), the docs.
+PUBLIC = {
+    "/healthz",
+    "/metrics",
+    "/",
+    "/targets/{name:path}",
+    "/providers/{slug}",
+    "/docs",
+    "/docs/oauth2-redirect",
+    "/openapi.json",
+    "/redoc",
+}
 WRITE_BODIES = {
     "/api/v1/targets": {"name": "t", "kind": "http", "url": "http://10.0.0.1/"},
     "/api/v1/silences": {"match": {"rule": "x"}, "ends_at": "2100-01-01T00:00:00Z"},

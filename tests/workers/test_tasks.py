@@ -3,17 +3,19 @@ and a real local target: what a worker does each tick, without a broker in betwe
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy import select
 
+from monitor.db.base import utcnow
 from monitor.db.engine import make_engine
 from monitor.db.migrate import upgrade
-from monitor.db.models import Alert, Target, TargetState
+from monitor.db.models import Alert, Incident, Provider, Target, TargetState
 from monitor.db.models import ProbeResult as ResultRow
-from tests.support import FeedServer
+from tests.support import FeedServer, WebhookReceiver
 from workers import runtime as runtime_module
 from workers import tasks
 from workers.app import app
@@ -80,3 +82,62 @@ def test_the_judge_task_gives_each_pushed_target_a_verdict(worker: Path) -> None
     with rt.sessions() as session:
         states = session.scalars(select(TargetState.vantage).distinct())
         assert set(states) == {"push"}
+
+
+@pytest.fixture
+def linked(worker: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[WebhookReceiver]:
+    """The worker with ``SLAMON_PUBLIC_URL`` set and a webhook channel every alert routes to."""
+    receiver = WebhookReceiver()
+    worker.write_text(
+        worker.read_text()
+        + f"channels: [{{name: ops, kind: webhook, url: '{receiver.url}'}}]\n"
+        + "routes: [{match: {}, channels: [ops]}]\n"
+    )
+    monkeypatch.setenv("SLAMON_PUBLIC_URL", "https://slamon.example.com/")
+    yield receiver
+    receiver.close()
+
+
+def _urls(receiver: WebhookReceiver) -> dict[str, str | None]:
+    sent = [json.loads(body)["alert"] for _, body in receiver.requests]
+    return {alert["rule"]: alert["url"] for alert in sent}
+
+
+def test_a_probe_alert_links_to_its_target_under_the_public_url(
+    linked: WebhookReceiver, server: FeedServer
+) -> None:
+    tasks.sync_targets()
+    rt = runtime_module.runtime()
+    with rt.sessions() as session:
+        web = session.scalars(select(Target.id).where(Target.name == "web")).one()
+    server.routes["/healthz"] = (503, b"down")
+
+    tasks.run_probe_shard.apply(args=([web],)).get()  # delivers at once (eager)
+
+    assert _urls(linked) == {"target_down": "https://slamon.example.com/targets/web"}
+
+
+def test_an_evaluated_alert_links_to_its_provider_under_the_public_url(
+    linked: WebhookReceiver,
+) -> None:
+    rt = runtime_module.runtime()
+    with rt.sessions() as session, session.begin():
+        provider = Provider(slug="acme", name="Acme Cloud", regions=[], components=[])
+        session.add(provider)
+        session.flush()
+        session.add(
+            Incident(
+                provider_id=provider.id,
+                source_id="i-1",
+                title="GPUs unavailable",
+                status="investigating",
+                impact="major",
+                started_at=utcnow(),
+                relevant=True,
+                content_hash="i-1",
+            )
+        )
+
+    tasks.evaluate_alerts()
+
+    assert _urls(linked)["provider_incident"] == "https://slamon.example.com/providers/acme"

@@ -1,12 +1,18 @@
-"""Text shared by the channel builders: timestamps, titles, label order, length limits, JSON."""
+"""What the channel builders share: timestamps, titles, label order, length limits, and the
+JSON POST most kinds send (``json_post``)."""
 
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from monitor.alerts.channels.model import AlertMessage
+from monitor.alerts.channels.model import AlertMessage, Outgoing
+from monitor.config.models import ChannelConfig
+
+Build = Callable[[AlertMessage, ChannelConfig, str, datetime], Outgoing]
 
 ELLIPSIS = "…"
 # Labels people look for first, in this order; any others follow alphabetically.
@@ -80,9 +86,38 @@ def http_link(message: AlertMessage) -> str | None:
 
 
 def json_body(payload: Any) -> bytes:
-    """Compact UTF-8 JSON; values JSON cannot hold (in ``extra``) are written as strings."""
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str).encode()
+    """Compact UTF-8 strict JSON. A non-finite number (an ``extra`` burn rate of a 100 %
+    target), which JSON cannot hold, is written as the string ``"inf"``, ``"-inf"`` or
+    ``"nan"``; any other value JSON cannot hold as its text."""
+    return json.dumps(
+        finite(payload), ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False
+    ).encode()
+
+
+def finite(value: Any) -> Any:
+    """``value`` with every non-finite float in it replaced by its name (``inf``, ``nan``)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else "inf" if value > 0 else "-inf"
+    if isinstance(value, dict):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(item) for item in value]
+    return value
 
 
 def json_headers(idempotency_key: str) -> dict[str, str]:
     return {"Content-Type": "application/json", "Idempotency-Key": idempotency_key}
+
+
+def json_post(payload: Callable[[AlertMessage], dict[str, Any]]) -> Build:
+    """The builder of a kind that POSTs ``payload(message)`` as JSON to the channel's URL with
+    the delivery's ``Idempotency-Key``, and nothing else (Slack, Teams, Discord)."""
+
+    def build(
+        message: AlertMessage, channel: ChannelConfig, idempotency_key: str, now: datetime
+    ) -> Outgoing:
+        return Outgoing(
+            "POST", channel.url, json_headers(idempotency_key), json_body(payload(message))
+        )
+
+    return build

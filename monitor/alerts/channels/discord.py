@@ -16,14 +16,12 @@ reads the code.
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import Any
 
 from monitor.alerts.channels._format import (
     http_link,
     iso,
-    json_body,
-    json_headers,
+    json_post,
     marker,
     ordered_labels,
     shown_at,
@@ -31,8 +29,7 @@ from monitor.alerts.channels._format import (
     truncate,
     utf16_len,
 )
-from monitor.alerts.channels.model import AlertMessage, Answer, Outgoing, Verdict, by_status
-from monitor.config.models import ChannelConfig
+from monitor.alerts.channels.model import AlertMessage, Answer, Verdict, by_status
 
 CONTENT_LIMIT = 2000
 PREVIEW_LIMIT = 300  # content is a preview; the embed holds the whole summary
@@ -54,13 +51,6 @@ DEAD_CODES = frozenset(
     }
 )
 COLOURS = {"critical": 0xE01E5A, "warning": 0xF2A33A, "info": 0x3B82F6, "resolved": 0x2EB67D}
-
-
-def build(
-    message: AlertMessage, channel: ChannelConfig, idempotency_key: str, now: datetime
-) -> Outgoing:
-    body = json_body(payload(message))
-    return Outgoing("POST", channel.url, json_headers(idempotency_key), body)
 
 
 def verdict(answer: Answer) -> Verdict:
@@ -90,6 +80,9 @@ def payload(message: AlertMessage) -> dict[str, Any]:
         "embeds": [embed(message)],
         "allowed_mentions": {"parse": []},
     }
+
+
+build = json_post(payload)
 
 
 def embed(message: AlertMessage) -> dict[str, Any]:

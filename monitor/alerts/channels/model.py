@@ -3,9 +3,11 @@ the outcome of sending it. Plain values; no I/O."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 from monitor.alerts.channels.redact import redact_url
 
@@ -15,6 +17,13 @@ Event = Literal["firing", "resolved"]
 SEVERITIES: tuple[str, ...] = get_args(Severity)
 EVENTS: tuple[str, ...] = get_args(Event)
 
+Extra = str | int | float | bool | None
+"""What a value of ``AlertMessage.extra`` may be: a JSON scalar. A float may be infinite (a
+burn rate on a 100 % target): see ``AlertMessage.to_json``."""
+EXTRA_TYPES = (str, int, float, bool, type(None))
+NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+NON_FINITE_TAG = "non_finite"  # {"non_finite": "inf"}: how the outbox stores what JSON cannot
+
 
 @dataclass(frozen=True, slots=True)
 class AlertMessage:
@@ -22,8 +31,9 @@ class AlertMessage:
 
     ``labels`` name what is affected (``provider``, ``region``, ``pool``, ``target``…). Times are
     timezone-aware. ``resolved_at`` is None while ``event`` is ``"firing"`` and set once it is
-    ``"resolved"``. ``url`` links back to slamon; ``extra`` holds rule-specific details (burn rates,
-    incident ids…) that channels with room for them pass on. Raises ValueError when inconsistent.
+    ``"resolved"``. ``url`` links back to slamon (None without ``SLAMON_PUBLIC_URL``); ``extra``
+    holds rule-specific details (burn rates, incident ids…) as JSON scalars (``Extra``) that
+    channels with room for them pass on. Raises ValueError when inconsistent.
     """
 
     fingerprint: str
@@ -35,12 +45,99 @@ class AlertMessage:
     resolved_at: datetime | None = None
     event: Event = "firing"
     url: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Extra] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         problems = _problems(self)
         if problems:
             raise ValueError("AlertMessage: " + "; ".join(problems))
+
+    def to_json(self) -> dict[str, Any]:
+        """The whole message as strict JSON (what the outbox row stores): times in ISO 8601
+        with their offset, ``url`` and every ``extra`` as is, except a non-finite float, which
+        JSON cannot hold, as ``{"non_finite": "inf" | "-inf" | "nan"}``.
+        ``AlertMessage.from_json(m.to_json()) == m``."""
+        return {
+            "fingerprint": self.fingerprint,
+            "rule": self.rule,
+            "severity": self.severity,
+            "labels": dict(self.labels),
+            "summary": self.summary,
+            "started_at": self.started_at.isoformat(),
+            "resolved_at": None if self.resolved_at is None else self.resolved_at.isoformat(),
+            "event": self.event,
+            "url": self.url,
+            "extra": {key: _stored(value) for key, value in self.extra.items()},
+        }
+
+    @classmethod
+    def from_json(cls, document: Mapping[str, Any]) -> AlertMessage:
+        """The message ``to_json`` wrote, or one an outbox row of an older slamon holds (no
+        ``url``, string extras only). Raises ValueError naming what is missing or malformed."""
+        fingerprint, rule = _text(document, "fingerprint"), _text(document, "rule")
+        severity, event = _text(document, "severity"), _text(document, "event")
+        labels = _mapping(document, "labels")
+        extra = _mapping(document, "extra", required=False)
+        url = document.get("url")
+        if url is not None and not isinstance(url, str):
+            raise ValueError(f"AlertMessage JSON: url must be a string or null, got {url!r}")
+        return cls(
+            fingerprint=fingerprint,
+            rule=rule,
+            severity=cast(Severity, severity),
+            labels={str(k): str(v) for k, v in labels.items()},
+            summary=_text(document, "summary"),
+            started_at=_moment(document, "started_at"),
+            resolved_at=_optional_moment(document, "resolved_at"),
+            event=cast(Event, event),
+            url=url,
+            extra={str(k): _loaded(str(k), v) for k, v in extra.items()},
+        )
+
+
+def _stored(value: Extra) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return {NON_FINITE_TAG: "nan" if math.isnan(value) else "inf" if value > 0 else "-inf"}
+    return value
+
+
+def _loaded(key: str, value: Any) -> Extra:
+    tagged = isinstance(value, dict) and set(value) == {NON_FINITE_TAG}
+    if tagged and value[NON_FINITE_TAG] in NON_FINITE:
+        return NON_FINITE[value[NON_FINITE_TAG]]
+    if isinstance(value, EXTRA_TYPES):
+        return value
+    raise ValueError(f"AlertMessage JSON: extra {key!r} is not a JSON scalar: {value!r}")
+
+
+def _text(document: Mapping[str, Any], key: str) -> str:
+    value = document.get(key)
+    if not isinstance(value, str):
+        raise ValueError(f"AlertMessage JSON: {key} must be a string, got {value!r}")
+    return value
+
+
+def _mapping(document: Mapping[str, Any], key: str, required: bool = True) -> Mapping[str, Any]:
+    value = document.get(key)
+    if value is None and not required:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"AlertMessage JSON: {key} must be an object, got {value!r}")
+    return value
+
+
+def _optional_moment(document: Mapping[str, Any], key: str) -> datetime | None:
+    return None if document.get(key) is None else _moment(document, key)
+
+
+def _moment(document: Mapping[str, Any], key: str) -> datetime:
+    value = document.get(key)
+    if not isinstance(value, str):
+        raise ValueError(f"AlertMessage JSON: {key} must be an ISO 8601 time, got {value!r}")
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"AlertMessage JSON: {key} is not an ISO 8601 time: {value!r}") from None
 
 
 def _problems(message: AlertMessage) -> list[str]:
@@ -56,6 +153,9 @@ def _problems(message: AlertMessage) -> list[str]:
     moments = [message.started_at, message.resolved_at]
     if any(m is not None and m.utcoffset() is None for m in moments):
         problems.append("times must be timezone-aware")
+    odd = sorted(k for k, v in message.extra.items() if not isinstance(v, EXTRA_TYPES))
+    if odd:
+        problems.append(f"extra values must be strings, numbers, booleans or null: {odd}")
     return problems
 
 

@@ -5,8 +5,10 @@ Blocks: a ``header`` (plain text, ≤ 150 characters) with an emoji for severity
 has no colour bar (only legacy attachments do, and we do not use them); a ``section`` with the
 summary (mrkdwn, ≤ 3000) and a link to slamon; a ``section`` of label ``fields`` (≤ 10, each
 ≤ 2000); a ``context`` line with severity, times (``<!date>``, shown in the reader's time zone)
-and the fingerprint. Text is escaped (``&``, ``<``, ``>``) so an alert cannot inject mentions or
-links. The channel's ``secret`` is not used.
+and the fingerprint; and, when the message links to slamon, an ``actions`` block with an "Open in
+slamon" link button (its ``url`` opens the page for what the alert is about). Text is escaped
+(``&``, ``<``, ``>``) so an alert cannot inject mentions or links. The channel's ``secret`` is
+not used.
 
 Slack answers an error with a plain-text code in the body (api.slack.com/messaging/webhooks,
 "Handling errors"); :func:`verdict` reads it.
@@ -21,22 +23,21 @@ from typing import Any
 from monitor.alerts.channels._format import (
     http_link,
     iso,
-    json_body,
-    json_headers,
+    json_post,
     marker,
     ordered_labels,
     title,
     truncate,
     utf16_len,
 )
-from monitor.alerts.channels.model import AlertMessage, Answer, Outgoing, Verdict, by_status
-from monitor.config.models import ChannelConfig
+from monitor.alerts.channels.model import AlertMessage, Answer, Verdict, by_status
 
 HEADER_LIMIT = 150
 TEXT_LIMIT = 3000
 FIELD_LIMIT = 2000
 MAX_FIELDS = 10
 MAX_LINK = 1000
+BUTTON_URL_LIMIT = 3000
 
 # The webhook, its channel or its workspace is gone, or posting was forbidden by an admin: every
 # later message gets the same answer. invalid_payload, too_many_attachments and the like reject
@@ -56,13 +57,6 @@ DEAD_ERRORS = frozenset(
     }
 )
 DEAD_STATUSES = frozenset({404, 410})  # the webhook URL itself is unknown or gone
-
-
-def build(
-    message: AlertMessage, channel: ChannelConfig, idempotency_key: str, now: datetime
-) -> Outgoing:
-    body = json_body(payload(message))
-    return Outgoing("POST", channel.url, json_headers(idempotency_key), body)
 
 
 def verdict(answer: Answer) -> Verdict:
@@ -91,8 +85,17 @@ def error_code(body: str) -> str:
 
 def payload(message: AlertMessage) -> dict[str, Any]:
     fallback = f"{marker(message)} {title(message)}: {message.summary}"
-    blocks = [_header(message), _summary(message), _labels(message), _context(message)]
+    blocks = [
+        _header(message),
+        _summary(message),
+        _labels(message),
+        _context(message),
+        _button(message),
+    ]
     return {"text": mrkdwn(fallback, TEXT_LIMIT), "blocks": [b for b in blocks if b]}
+
+
+build = json_post(payload)
 
 
 def escape(text: str) -> str:
@@ -138,6 +141,21 @@ def _context(message: AlertMessage) -> dict[str, Any]:
     parts.append(f"`{escape(message.fingerprint)}`")
     text = truncate(" · ".join(parts), TEXT_LIMIT)
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
+
+
+def _button(message: AlertMessage) -> dict[str, Any] | None:
+    """An "Open in slamon" link button, when the message links to slamon (Block Kit: a button
+    ``url`` of at most 3000 characters opens in the reader's browser)."""
+    url = http_link(message)
+    if url is None or len(url) > BUTTON_URL_LIMIT:
+        return None
+    button = {
+        "type": "button",
+        "text": {"type": "plain_text", "text": "Open in slamon", "emoji": False},
+        "url": url,
+        "action_id": "open-in-slamon",
+    }
+    return {"type": "actions", "elements": [button]}
 
 
 def _date(moment: datetime) -> str:

@@ -15,20 +15,17 @@ message only.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from monitor.alerts.channels._format import (
     http_link,
     iso,
-    json_body,
-    json_headers,
+    json_post,
     ordered_labels,
     title,
     truncate,
 )
-from monitor.alerts.channels.model import AlertMessage, Answer, Outgoing, Verdict, by_status
-from monitor.config.models import ChannelConfig
+from monitor.alerts.channels.model import AlertMessage, Answer, Verdict, by_status
 
 CARD_CONTENT_TYPE = "application/vnd.microsoft.card.adaptive"
 CARD_SCHEMA = "http://adaptivecards.io/schemas/adaptive-card.json"
@@ -41,13 +38,6 @@ MAX_FACTS = 20
 DEAD_STATUSES = frozenset({404, 410})
 
 
-def build(
-    message: AlertMessage, channel: ChannelConfig, idempotency_key: str, now: datetime
-) -> Outgoing:
-    body = json_body(payload(message))
-    return Outgoing("POST", channel.url, json_headers(idempotency_key), body)
-
-
 def verdict(answer: Answer) -> Verdict:
     """Dead on a 404/410, else the generic rule."""
     if not answer.transient and answer.status_code in DEAD_STATUSES:
@@ -58,6 +48,9 @@ def verdict(answer: Answer) -> Verdict:
 def payload(message: AlertMessage) -> dict[str, Any]:
     attachment = {"contentType": CARD_CONTENT_TYPE, "contentUrl": None, "content": card(message)}
     return {"type": "message", "attachments": [attachment]}
+
+
+build = json_post(payload)
 
 
 def card(message: AlertMessage) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from monitor.db.engine import make_engine
 from monitor.db.models import Channel
-from tests.support import slamon_command
+from tests.support import WebhookReceiver, slamon_command
 
 SLACK_TOKEN = "sl4ckT0kenS3cretValue24x"
 CONFIG = f"""
@@ -148,3 +148,31 @@ def test_enable_names_an_unknown_channel(workdir: Path) -> None:
 
     assert result.returncode == 1
     assert result.stderr == "error: no channel named 'nope' has been sent to yet\n"
+
+
+def test_the_test_message_links_to_the_status_page_under_the_public_url(tmp_path: Path) -> None:
+    receiver = WebhookReceiver()
+    (tmp_path / "slamon.yaml").write_text(
+        f"channels: [{{name: hook, kind: webhook, url: '{receiver.url}'}}]\n"
+    )
+    env = {
+        **os.environ,
+        "SLAMON_DATABASE_URL": f"sqlite:///{tmp_path / 'slamon.db'}",
+        "SLAMON_PUBLIC_URL": "https://slamon.example.com/ops/",
+    }
+    try:
+        result = subprocess.run(
+            [*slamon_command(), "alerts", "test", "--channel", "hook"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        receiver.close()
+
+    assert result.returncode == 0, result.stderr
+    [(_, body)] = receiver.requests
+    assert json.loads(body)["alert"]["url"] == "https://slamon.example.com/ops/"

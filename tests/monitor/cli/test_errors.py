@@ -44,6 +44,40 @@ def test_config_check_reads_slamon_config_when_no_file_is_given(tmp_path: Path) 
     assert "ok (0 providers, 1 targets" in result.stdout
 
 
+def test_config_check_says_once_how_to_give_alerts_a_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SLAMON_PUBLIC_URL", raising=False)
+    (tmp_path / "slamon.yaml").write_text("targets: []\n")
+
+    bare = slamon("config", "check", cwd=tmp_path)
+    linked = slamon("config", "check", cwd=tmp_path, SLAMON_PUBLIC_URL="https://s.example/")
+
+    assert bare.returncode == 0, bare.stderr
+    notes = [line for line in bare.stderr.splitlines() if "SLAMON_PUBLIC_URL" in line]
+    assert notes == [
+        "note: alerts will carry no link: set SLAMON_PUBLIC_URL=https://… to the address users "
+        "reach slamon at (its status page and API), in the environment of the worker and of "
+        "`slamon run`"
+    ]
+    assert linked.returncode == 0, linked.stderr
+    assert "SLAMON_PUBLIC_URL" not in linked.stderr
+
+
+def test_a_setting_that_is_not_valid_is_one_error_line_naming_its_variable(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "slamon.yaml").write_text("targets: []\n")
+
+    result = slamon("config", "check", cwd=tmp_path, SLAMON_PUBLIC_URL="ftp://files.example")
+
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        "error: SLAMON_PUBLIC_URL: must be an http(s) URL such as https://slamon.example.com, "
+        "got 'ftp://files.example'"
+    ]
+
+
 @pytest.mark.parametrize(
     ("args", "env", "message"),
     [

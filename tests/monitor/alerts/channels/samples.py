@@ -59,7 +59,7 @@ def firing(**changes: Any) -> AlertMessage:
         labels=dict(LABELS),
         summary="trainer-0 (p5.48xlarge, 8 GPUs) has not answered for 7 minutes",
         started_at=STARTED,
-        url="https://slamon.example.com/alerts/5f2b8c0e9a1d4e7f",
+        url="https://slamon.example.com/targets/trainer-0",
         extra={"confirmations": 2},
     )
     return replace(message, **changes)

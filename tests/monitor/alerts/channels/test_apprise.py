@@ -74,7 +74,7 @@ def test_a_json_apprise_url_gets_title_and_body(receiver: Receiver) -> None:
     assert body["title"] == "FIRING (critical): target_down · trainer-0"
     assert body["message"].startswith("trainer-0 (p5.48xlarge, 8 GPUs) has not answered")
     assert "region: us-east-1" in body["message"]
-    assert "https://slamon.example.com/alerts/5f2b8c0e9a1d4e7f" in body["message"]
+    assert "https://slamon.example.com/targets/trainer-0" in body["message"]
     assert body["type"] == "failure"
 
 

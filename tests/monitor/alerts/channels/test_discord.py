@@ -71,7 +71,7 @@ def test_discord_gets_content_and_one_embed(guild: respx.Route) -> None:
     assert embed["color"] == discord.COLOURS["critical"]
     assert parse_iso(embed["timestamp"]) == STARTED
     assert embed["fields"][0] == {"name": "target", "value": "trainer-0", "inline": True}
-    assert embed["url"] == "https://slamon.example.com/alerts/5f2b8c0e9a1d4e7f"
+    assert embed["url"] == "https://slamon.example.com/targets/trainer-0"
     assert_within_discord_limits(body)
 
 

@@ -84,3 +84,12 @@ def test_outcome_constructors_say_what_they_mean(
     outcome: SendOutcome, delivered: bool, retry: bool
 ) -> None:
     assert (outcome.delivered, outcome.retry) == (delivered, retry)
+
+
+@pytest.mark.parametrize("kind", sorted(REGISTRY))
+def test_a_message_without_a_url_links_nowhere_on_any_channel(kind: str) -> None:
+    linked = REGISTRY[kind](firing(), CHANNELS[kind], KEY, NOW).body.decode()
+    bare = REGISTRY[kind](firing(url=None), CHANNELS[kind], KEY, NOW).body.decode()
+
+    assert "https://slamon.example.com/targets/trainer-0" in linked
+    assert "slamon.example.com" not in bare

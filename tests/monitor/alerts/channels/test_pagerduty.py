@@ -64,7 +64,7 @@ def test_a_firing_alert_is_a_trigger_in_the_documented_shape(events_api: respx.R
     assert payload["group"] == "aws/us-east-1"
     assert payload["class"] == "target_down"
     assert event["links"] == [
-        {"href": "https://slamon.example.com/alerts/5f2b8c0e9a1d4e7f", "text": "Open in slamon"}
+        {"href": "https://slamon.example.com/targets/trainer-0", "text": "Open in slamon"}
     ]
 
 

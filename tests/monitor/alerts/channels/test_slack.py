@@ -50,12 +50,23 @@ def test_slack_gets_a_text_fallback_and_blocks(workspace: respx.Route) -> None:
     assert summary["text"]["type"] == "mrkdwn"
     assert "has not answered for 7 minutes" in summary["text"]["text"]
     assert (
-        "<https://slamon.example.com/alerts/5f2b8c0e9a1d4e7f|Open in slamon>"
-        in (summary["text"]["text"])
+        "<https://slamon.example.com/targets/trainer-0|Open in slamon>" in (summary["text"]["text"])
     )
     assert [f["text"] for f in labels["fields"]][:2] == ["*target*\ntrainer-0", "*provider*\naws"]
     [context] = blocks_of(body, "context")
     assert "`5f2b8c0e9a1d4e7f`" in context["elements"][0]["text"]
+    [actions] = blocks_of(body, "actions")
+    [button] = actions["elements"]
+    assert button["type"] == "button"
+    assert button["text"] == {"type": "plain_text", "text": "Open in slamon", "emoji": False}
+    assert button["url"] == "https://slamon.example.com/targets/trainer-0"
+
+
+def test_a_message_without_a_link_has_no_button(workspace: respx.Route) -> None:
+    body = posted(firing(url=None), workspace)
+
+    assert blocks_of(body, "actions") == []
+    assert "Open in slamon" not in json.dumps(body)
 
 
 def test_a_resolved_alert_is_headed_resolved_with_its_time(workspace: respx.Route) -> None:

@@ -55,7 +55,7 @@ def test_teams_gets_an_adaptive_card_message(workflow: respx.Route) -> None:
         {
             "type": "Action.OpenUrl",
             "title": "Open in slamon",
-            "url": "https://slamon.example.com/alerts/5f2b8c0e9a1d4e7f",
+            "url": "https://slamon.example.com/targets/trainer-0",
         }
     ]
 

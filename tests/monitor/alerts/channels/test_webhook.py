@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import math
 import textwrap
 import time
 from collections.abc import Callable, Iterator
@@ -97,12 +98,34 @@ def test_a_channel_without_a_secret_sends_unsigned(receiver: respx.Route) -> Non
     assert "X-Slamon-Signature" not in headers
 
 
-def test_extra_values_json_cannot_hold_are_sent_as_text() -> None:
-    message = firing(extra={"since": datetime(2025, 3, 1, tzinfo=UTC)})
+def _strict(constant: str) -> object:
+    raise AssertionError(f"the body holds {constant}, which is not JSON")
 
-    body = json.loads(webhook.build(message, CHANNELS["webhook"], KEY, NOW).body)
 
-    assert body["alert"]["extra"] == {"since": "2025-03-01 00:00:00+00:00"}
+def test_numeric_extras_are_sent_as_numbers_and_an_infinite_one_as_its_name() -> None:
+    extra = {"1h": math.inf, "5m": 14.4, "samples": 12, "paged": True, "unit": "samples"}
+    message = firing(extra=extra)
+
+    raw = webhook.build(message, CHANNELS["webhook"], KEY, NOW).body
+    body = json.loads(raw, parse_constant=_strict)
+
+    assert body["alert"]["extra"] == {**extra, "1h": "inf"}
+
+
+def test_the_alert_url_is_sent_as_alert_url_and_null_without_one(receiver: respx.Route) -> None:
+    with httpx.Client() as client:
+        send_message(client, CHANNELS["webhook"], firing(), KEY, NOW)
+        linked = sent(receiver)[2]
+        send_message(client, CHANNELS["webhook"], firing(url=None), KEY, NOW)
+        bare = sent(receiver)[2]
+
+    assert linked["alert"]["url"] == "https://slamon.example.com/targets/trainer-0"
+    assert bare["alert"]["url"] is None
+
+
+def test_an_extra_value_json_cannot_hold_is_refused_when_the_message_is_made() -> None:
+    with pytest.raises(ValueError, match=r"extra values must be .*\['since'\]"):
+        firing(extra={"since": datetime(2025, 3, 1, tzinfo=UTC)})
 
 
 BODY = webhook.build(firing(), CHANNELS["webhook"], KEY, NOW).body
