@@ -8,7 +8,22 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from monitor import __version__
-from monitor.api import health, heartbeats, metrics, read, reports, silences, status_page, targets
+from monitor.api import (
+    alerts,
+    channels,
+    health,
+    heartbeats,
+    incidents,
+    metrics,
+    outages,
+    providers,
+    reports,
+    silences,
+    sla,
+    status_page,
+    targets,
+    vantages,
+)
 from monitor.api.deps import AppState
 from monitor.api.errors import install_error_handlers
 from monitor.settings import Settings
@@ -28,7 +43,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(metrics.router)
     app.include_router(targets.router)
-    app.include_router(read.router)
+    for resource in (providers, incidents, outages, alerts, channels, vantages, sla):
+        app.include_router(resource.router)
     app.include_router(heartbeats.router)
     app.include_router(reports.router)
     app.include_router(silences.router)

@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from monitor.api.auth import AdminToken, DbSession, ReadToken
 from monitor.api.errors import ApiError, body_reader, error_responses, parse_body
-from monitor.api.read import Instant
+from monitor.api.schemas import Instant
 from monitor.db.base import utcnow
 from monitor.db.models import Silence
 
