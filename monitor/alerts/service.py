@@ -76,15 +76,16 @@ def on_transitions(
         facts = TargetFacts(
             row.name, row.kind, row.provider, row.region, row.zone, row.pool, row.gpus
         )
-        signal = from_transition(
+        signals += from_transition(
             facts,
             change.series,
             change.transition.state,
             change.transition.previous,
             change.transition.at,
+            change.error or "",  # why a usable outage opened (or changed cause)
+            causes=change.causes,
+            was=change.was,
         )
-        if signal is not None:
-            signals.append(signal)
     return apply(session, signals, config, now)
 
 
