@@ -7,10 +7,13 @@ into state changes and deliveries, so sending the same signal twice changes noth
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from monitor.probes.kind import UsableRule
 from monitor.probes.kinds import KINDS
+from monitor.probes.model import cause_text
 from monitor.probes.state import DOWN, UP
 from monitor.probes.vantages import VantageHealth
 from monitor.reports.model import MonthlyReport
@@ -60,25 +63,83 @@ def target_labels(target: TargetFacts) -> dict[str, str]:
 
 
 def from_transition(
-    target: TargetFacts, series: str, state: str, previous: str, at: datetime, detail: str = ""
-) -> Signal | None:
-    """``target_down`` for the reachable series; for the usable one, the rule the target's kind
-    names (``gpu_health``, ``heartbeat_stalled``). Coming up from unknown is not a recovery."""
+    target: TargetFacts,
+    series: str,
+    state: str,
+    previous: str,
+    at: datetime,
+    detail: str = "",
+    *,
+    causes: frozenset[str] = frozenset(),
+    was: frozenset[str] | None = None,
+) -> list[Signal]:
+    """``target_down`` for the reachable series. For the usable one, the rules the target's
+    kind names for the outage's ``causes``: ``heartbeat_stalled`` for a stalled step,
+    ``gpu_health`` for GPU readings, both for both (each owner hears of its part). A cause
+    change (``was``: the causes before) fires the new causes' rules and resolves the rules
+    only the old ones raised; a recovery resolves every usable rule of the kind (resolving one
+    that is not firing changes nothing). Coming up from unknown is not a recovery."""
     if state not in (UP, DOWN) or (state == UP and previous != DOWN):
-        return None
-    usable = KINDS[target.kind].usable_rule(target.gpus) if target.kind in KINDS else None
+        return []
     if series == "reachable":
-        rule, severity, what = "target_down", "critical", "is down"
-    elif usable is not None:
-        rule, severity, what = usable.rule, usable.severity, usable.what
-    else:
-        return None  # a kind whose usable series only mirrors reachability raises nothing
+        return [_target_signal(target, "target_down", "critical", "is down", state, at, detail)]
+    kind = KINDS.get(target.kind)
+    if kind is None or not kind.usable:
+        return []  # a kind whose usable series only mirrors reachability raises nothing
+    if state == UP:
+        return [_target_signal(target, r.rule, r.severity, r.what, UP, at) for r in kind.usable]
+    firing = _distinct(kind.usable_rules(causes))
+    extra: dict[str, object] = {"cause": cause_text(causes)} if causes else {}
+    signals = [
+        _target_signal(target, r.rule, r.severity, r.what, DOWN, at, detail, extra) for r in firing
+    ]
+    if was is not None:
+        still = ", ".join(CAUSE_WORDS.get(c, c) for c in sorted(causes))
+        summary = f"{target.name} has recovered from this, but is still not usable: {still}"
+        for rule in _distinct(kind.usable_rules(was)):
+            if rule not in firing:
+                identity = fingerprint(rule.rule, {"target": target.name})
+                labels = target_labels(target)
+                signals.append(
+                    Signal(rule.rule, identity, rule.severity, labels, summary, False, at, extra)
+                )
+    return signals
+
+
+CAUSE_WORDS = {
+    "gpu_hardware": "its GPUs are not usable",
+    "stalled_step": "its step has stopped advancing",
+}
+
+
+def _distinct(rules: Iterable[UsableRule]) -> list[UsableRule]:
+    """One of each rule name (a kind may name one rule for several causes)."""
+    seen: dict[str, UsableRule] = {}
+    for rule in rules:
+        seen.setdefault(rule.rule, rule)
+    return list(seen.values())
+
+
+def _target_signal(
+    target: TargetFacts,
+    rule: str,
+    severity: str,
+    what: str,
+    state: str,
+    at: datetime,
+    detail: str = "",
+    extra: dict[str, object] | None = None,
+) -> Signal:
+    """``rule`` for ``target``: firing when ``state`` is down (``<target> <what>: <detail>``),
+    resolved when it is up."""
     labels = target_labels(target)
     identity = {"target": target.name}
     summary = f"{target.name} {what}" if state == DOWN else f"{target.name} has recovered"
     if detail and state == DOWN:
         summary += f": {detail}"
-    return Signal(rule, fingerprint(rule, identity), severity, labels, summary, state == DOWN, at)
+    return Signal(
+        rule, fingerprint(rule, identity), severity, labels, summary, state == DOWN, at, extra or {}
+    )
 
 
 def from_incident(

@@ -71,15 +71,16 @@ def on_transitions(
         ):
             continue
         facts = _facts(row)
-        signal = from_transition(
+        signals += from_transition(
             facts,
             change.series,
             change.transition.state,
             change.transition.previous,
             change.transition.at,
+            change.error or "",  # why a usable outage opened (or changed cause)
+            causes=change.causes,
+            was=change.was,
         )
-        if signal is not None:
-            signals.append(signal)
     return apply(session, signals, config, now, public_url=public_url)
 
 

@@ -9,15 +9,21 @@ from fastapi import FastAPI
 
 from monitor import __version__
 from monitor.api import (
+    alerts,
+    channels,
     health,
     heartbeats,
+    incidents,
     metrics,
+    outages,
     pages,
-    read,
+    providers,
     reports,
     silences,
+    sla,
     status_page,
     targets,
+    vantages,
 )
 from monitor.api.deps import AppState
 from monitor.api.errors import install_error_handlers
@@ -38,7 +44,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(metrics.router)
     app.include_router(targets.router)
-    app.include_router(read.router)
+    for resource in (providers, incidents, outages, alerts, channels, vantages, sla):
+        app.include_router(resource.router)
     app.include_router(heartbeats.router)
     app.include_router(reports.router)
     app.include_router(silences.router)

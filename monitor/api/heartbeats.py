@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
-from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from monitor import tokens
 from monitor.api.auth import (
@@ -28,11 +28,12 @@ from monitor.api.auth import (
     unauthorized,
 )
 from monitor.api.errors import ApiError, body_reader, error_responses, parse_body
+from monitor.api.schemas import Instant
 from monitor.api.targets import find_target
 from monitor.config.models import json_number
 from monitor.db.base import utcnow
 from monitor.db.models import Heartbeat, Target
-from monitor.probes.gpus.wire import MAX_GPUS, snapshot_from_json
+from monitor.probes.gpus.wire import GPU_READING_SCHEMA, MAX_GPUS, snapshot_from_json
 
 router = APIRouter(
     prefix="/api/v1/heartbeats",
@@ -44,6 +45,10 @@ MAX_BODY_BYTES = 16 * 1024
 MAX_STEP = 2**63 - 1  # the column is a signed 64-bit integer
 FRESH_S = 120.0  # a reading taken less long ago is stored at the server's time (clock skew)
 MAX_AGE = timedelta(days=7)  # an agent's backlog older than this is refused
+AT_RULE = (
+    f"When the readings were taken: at most {FRESH_S:g} s in the future (clock skew) and at most "
+    f"{MAX_AGE.days} days ago, by the server's clock (422 otherwise)."
+)
 
 
 class HeartbeatIn(BaseModel):
@@ -51,12 +56,19 @@ class HeartbeatIn(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    step: Annotated[int, BeforeValidator(json_number), Field(ge=0, le=MAX_STEP)] | None = None
+    # bounds before the number check, or the JSON schema would not state them (config/models.py)
+    step: Annotated[int, Field(ge=0, le=MAX_STEP), BeforeValidator(json_number)] | None = None
     throughput: (
-        Annotated[float, BeforeValidator(json_number), Field(ge=0, allow_inf_nan=False)] | None
+        Annotated[float, Field(ge=0, allow_inf_nan=False), BeforeValidator(json_number)] | None
     ) = None
-    at: AwareDatetime | None = None
-    gpus: Annotated[list[dict[str, Any]], Field(max_length=MAX_GPUS)] | None = None
+    at: Instant | None = Field(default=None, description=AT_RULE)
+    gpus: (
+        Annotated[
+            list[dict[str, Any]],
+            Field(max_length=MAX_GPUS, json_schema_extra={"items": GPU_READING_SCHEMA}),
+        ]
+        | None
+    ) = None
 
     @field_validator("gpus")
     @classmethod

@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from monitor.api.auth import AdminToken, DbSession, ReadToken
 from monitor.api.errors import ApiError, body_reader, error_responses, parse_body
-from monitor.api.read import Instant
+from monitor.api.schemas import Instant
 from monitor.db.base import utcnow
 from monitor.db.models import Silence
 
@@ -28,8 +28,8 @@ class SilenceIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     match: Annotated[dict[Label, Label], Field(min_length=1, max_length=20)]
-    starts_at: Instant | None = None
-    ends_at: Instant
+    starts_at: Instant | None = Field(default=None, description="Default: now.")
+    ends_at: Instant = Field(description="Must be after starts_at (422 otherwise).")
     comment: Annotated[str, Field(max_length=2000)] = ""
 
     @model_validator(mode="after")
@@ -76,7 +76,8 @@ def create_silence(
     raw: Annotated[bytes, Depends(body_reader())],
 ) -> dict[str, Any]:
     """Mute alerts whose labels match ``match`` until ``ends_at``. Beyond the schema:
-    ``ends_at`` must be after ``starts_at`` (422 otherwise)."""
+    ``ends_at`` must be after ``starts_at``, and no string may hold a NUL character (422
+    otherwise)."""
     body = parse_body(SilenceIn, raw)
     row = Silence(
         matchers=dict(body.match),

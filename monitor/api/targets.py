@@ -289,7 +289,8 @@ def register_target(
 ) -> dict[str, Any]:
     """Create (201) or update (200) the target named in the body, with source ``api``; a
     retired target of that name comes back. The body is a ``TargetConfig``; beyond its
-    schema, ``timeout`` must not exceed ``interval`` (422 otherwise).
+    schema, ``timeout`` must not exceed ``interval`` and no string may hold a NUL character
+    (422 otherwise).
 
     With ``heartbeat_token=true`` the answer carries a fresh heartbeat token for the target,
     this once (any earlier one stops working). Any kind may have one: a training job can push

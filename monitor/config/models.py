@@ -138,6 +138,14 @@ def _url_by_kind(schema: dict[str, Any], _model: type) -> None:
     ]
 
 
+# Rules JSON Schema cannot state (they span fields, or the config's SLA policies), said in the
+# fields' descriptions; tests/scenarios/schemathesis.toml expects their 422.
+SLA_RULE = "An SLA policy slamon knows: built in, or in the config's sla_policies (422 otherwise)."
+PROVIDER_RULE = (
+    "Without one, the SLA policy's provider; one that contradicts the policy's is refused (422)."
+)
+
+
 class TargetConfig(Strict):
     """One probed instance (or a training job that pushes heartbeats)."""
 
@@ -146,22 +154,24 @@ class TargetConfig(Strict):
     name: Annotated[str, Field(min_length=1, max_length=200)]
     kind: TargetKind
     url: Annotated[str, Field(max_length=2000)] | None = None
-    provider: Short | None = None
+    provider: Short | None = Field(default=None, description=PROVIDER_RULE)
     region: Short | None = None
     zone: Short | None = None
     pool: Annotated[str, Field(max_length=200)] | None = None
     instance_type: Annotated[str, Field(max_length=100)] | None = None
-    gpus: Annotated[int, BeforeValidator(json_number), Field(ge=0, le=1024)] = 0
+    # A number's bounds go before its check: after a validator, pydantic keeps them out of the
+    # JSON schema's minimum/maximum, and the API's OpenAPI document would not state them.
+    gpus: Annotated[int, Field(ge=0, le=1024), BeforeValidator(json_number)] = 0
     hourly_price: Annotated[
-        float, BeforeValidator(json_number), Field(ge=0, le=1_000_000, allow_inf_nan=False)
+        float, Field(ge=0, le=1_000_000, allow_inf_nan=False), BeforeValidator(json_number)
     ] = 0.0
-    sla: str | None = None
+    sla: Annotated[str, Field(max_length=100)] | None = Field(default=None, description=SLA_RULE)
     interval: Interval = 30.0
-    timeout: Timeout = 5.0
-    confirmations: Annotated[int, BeforeValidator(json_number), Field(ge=1, le=10)] = 2
+    timeout: Timeout = Field(default=5.0, description="Must not exceed interval (422 otherwise).")
+    confirmations: Annotated[int, Field(ge=1, le=10), BeforeValidator(json_number)] = 2
     # successes in a row that end an outage; None: as many as ``confirmations``
     recovery_confirmations: (
-        Annotated[int, BeforeValidator(json_number), Field(ge=1, le=10)] | None
+        Annotated[int, Field(ge=1, le=10), BeforeValidator(json_number)] | None
     ) = None
     expect_status: list[Annotated[int, Field(strict=True, ge=100, le=599)]] | None = None
     expect_body: str | None = None

@@ -6,7 +6,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Insert, Table, any_, bindparam, cast, func, literal_column, type_coerce
+from sqlalchemy import (
+    ColumnElement,
+    Insert,
+    Table,
+    any_,
+    bindparam,
+    cast,
+    func,
+    literal_column,
+    select,
+    type_coerce,
+)
 from sqlalchemy import update as sa_update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -150,3 +161,12 @@ def floats_of(value: str | list[float | None] | None) -> list[float]:
     if isinstance(value, str):
         return [float(part) for part in value.split(",")]
     return [v for v in value if v is not None]
+
+
+def json_list_has(session: Session, column: Any, value: str) -> ColumnElement[bool]:
+    """Whether the JSON list in ``column`` holds the string ``value`` (either dialect)."""
+    if session.get_bind().dialect.name == "postgresql":
+        elements = func.json_array_elements_text(column).table_valued("value")
+    else:
+        elements = func.json_each(column).table_valued("value")
+    return select(1).select_from(elements).where(elements.c.value == value).exists()

@@ -22,7 +22,6 @@ Impact = Literal["none", "minor", "major", "critical", "maintenance"]
 
 STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
 IMPACTS: tuple[str, ...] = Impact.__args__  # type: ignore[attr-defined]
-CLOSED_STATUSES = frozenset({"resolved", "postmortem", "completed"})
 
 
 @dataclass(frozen=True, slots=True)

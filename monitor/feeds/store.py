@@ -18,9 +18,9 @@ from monitor.db.models import Incident as IncidentRow
 from monitor.db.models import IncidentUpdate as UpdateRow
 from monitor.events import emitting
 from monitor.feeds.catalog import ProviderSpec
-from monitor.feeds.model import CLOSED_STATUSES, Incident
+from monitor.feeds.model import Incident
 from monitor.feeds.relevance import Interest, is_relevant
-from monitor.sla.response import lifecycle
+from monitor.sla.response import CLOSED_STATUSES, lifecycle
 
 
 @dataclass(frozen=True, slots=True)

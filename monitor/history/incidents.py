@@ -7,12 +7,16 @@ from collections import defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, or_, select
+from sqlalchemy import ColumnElement, Select, and_, func, or_, select
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.selectable import ScalarSelect
 
+from monitor.db.dialect import json_list_has
 from monitor.db.models import Incident, Provider
 from monitor.sla.intervals import Span
+from monitor.sla.response import CLOSED_STATUSES
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,3 +159,50 @@ def of_provider(
         .limit(limit)
     )
     return [_facts(i, slug) for i, slug in session.execute(query)]
+
+
+def unresolved() -> ColumnElement[bool]:
+    """An incident whose status is not a closed one (what the API calls open)."""
+    return Incident.status.not_in(sorted(CLOSED_STATUSES))
+
+
+def unresolved_count() -> ScalarSelect[int]:
+    """Per provider row (correlated): how many of its incidents are unresolved."""
+    return (
+        select(func.count(Incident.id))
+        .where(Incident.provider_id == Provider.id, unresolved())
+        .correlate(Provider)
+        .scalar_subquery()
+    )
+
+
+def incident_listing(
+    session: Session,
+    *,
+    provider: str | None = None,
+    region: str | None = None,
+    status: str = "any",
+    since: datetime | None = None,
+    until: datetime | None = None,
+    relevant: bool | None = None,
+) -> tuple[Select[*tuple[Any, ...]], tuple[Any, ...]]:
+    """Incidents with their provider's slug, filtered, and the order to page them in (newest
+    first). ``since``/``until`` keep those that overlap the span (an open incident lasts until
+    now); ``status`` is ``open`` (unresolved), ``resolved`` or ``any``."""
+    started = func.coalesce(Incident.started_at, Incident.first_seen_at)
+    query = select(Incident, Provider.slug).join(Provider, Provider.id == Incident.provider_id)
+    if provider is not None:
+        query = query.where(Provider.slug == provider)
+    if region is not None:
+        query = query.where(json_list_has(session, Incident.regions, region))
+    if status == "open":
+        query = query.where(unresolved())
+    elif status == "resolved":
+        query = query.where(Incident.status.in_(sorted(CLOSED_STATUSES)))
+    if since is not None:
+        query = query.where(or_(Incident.resolved_at.is_(None), Incident.resolved_at >= since))
+    if until is not None:
+        query = query.where(started < until)
+    if relevant is not None:
+        query = query.where(Incident.relevant.is_(relevant))
+    return query, (started.desc(), Incident.id.desc())

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import Select, or_, select
 from sqlalchemy.orm import Session
 
 from monitor.db.dialect import among
-from monitor.db.models import ObservedWindow, Outage
+from monitor.db.models import ObservedWindow, Outage, Target
 from monitor.sla.intervals import Span
 
 REACHABLE, USABLE = "reachable", "usable"
@@ -137,3 +137,31 @@ def outage_rows(
         OutageRecord(s, start, end, cause, dict(detail or {}))
         for s, start, end, cause, detail in session.execute(query)
     ]
+
+
+def outage_listing(
+    *,
+    target: str | None = None,
+    provider: str | None = None,
+    series: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    still_open: bool | None = None,
+) -> tuple[Select[*tuple[Any, ...]], tuple[Any, ...]]:
+    """Confirmed outages with their target's name, filtered, and the order to page them in
+    (newest first): ``since``/``until`` keep those overlapping the span (an open outage lasts
+    until now), ``still_open`` those still going on (True) or ended (False)."""
+    query = select(Outage, Target.name).join(Target, Target.id == Outage.target_id)
+    if target is not None:
+        query = query.where(Target.name == target)
+    if provider is not None:
+        query = query.where(Target.provider == provider)
+    if series is not None:
+        query = query.where(Outage.series == series)
+    if since is not None:
+        query = query.where(or_(Outage.end.is_(None), Outage.end > since))
+    if until is not None:
+        query = query.where(Outage.start < until)
+    if still_open is not None:
+        query = query.where(Outage.end.is_(None) if still_open else Outage.end.is_not(None))
+    return query, (Outage.start.desc(), Outage.id.desc())

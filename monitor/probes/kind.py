@@ -7,14 +7,14 @@ registered in ``monitor.probes.kinds``; nothing else names a kind.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlsplit
 
 from sqlalchemy.orm import Session
 
-from monitor.probes.model import ProbeResult, ProbeTarget
+from monitor.probes.model import ProbeResult, ProbeTarget, UnusableCause
 from monitor.probes.wire import ProbeClient
 
 Probe = Callable[[ProbeTarget, ProbeClient], Awaitable[ProbeResult]]
@@ -47,11 +47,13 @@ class UrlRule:
 
 @dataclass(frozen=True, slots=True)
 class UsableRule:
-    """The alert a kind's usable series raises when it fails while the target is reachable."""
+    """An alert a kind's usable series raises when it fails while the target is reachable:
+    for an outage of ``cause``, or of any cause where ``cause`` is None."""
 
     rule: str
     severity: str
     what: str  # "<target> <what>": e.g. "is reachable but its GPUs are not usable"
+    cause: UnusableCause | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,9 +61,9 @@ class ProbeKind:
     """One kind of target. Exactly one of ``probe`` (slamon reaches out: http, tcp, dcgm) and
     ``judge`` (the target pushes, slamon judges what arrived: heartbeat) is set.
 
-    Every kind feeds the ``reachable`` series; ``usable`` set means its usable series can differ
-    from reachability and raises that rule, or ``usable_with_gpus`` for a target with ``gpus``
-    where the kind judges GPUs only then (a heartbeat box running `slamon agent`).
+    Every kind feeds the ``reachable`` series; ``usable`` rules mean its usable series can
+    differ from reachability, and say which alert each cause of an unusable outage raises (a
+    heartbeat's stalled step ``heartbeat_stalled``, its pushed GPU readings ``gpu_health``).
     ``remembers_detail``: the probe compares against what its last result stored (dcgm's GPU
     counters), so the round reads that back first.
     """
@@ -70,15 +72,14 @@ class ProbeKind:
     url: UrlRule | None
     probe: Probe | None = None
     judge: Judge | None = None
-    usable: UsableRule | None = None
+    usable: tuple[UsableRule, ...] = ()
     remembers_detail: bool = False
-    usable_with_gpus: UsableRule | None = None
 
-    def usable_rule(self, gpus: int) -> UsableRule | None:
-        """The rule a target of this kind with ``gpus`` GPUs raises for its usable series."""
-        if gpus > 0 and self.usable_with_gpus is not None:
-            return self.usable_with_gpus
-        return self.usable
+    def usable_rules(self, causes: Collection[str]) -> tuple[UsableRule, ...]:
+        """The rules an unusable outage of ``causes`` raises: each rule for one of them and
+        each rule for any cause; where that is none (no cause known), the kind's first rule."""
+        chosen = tuple(r for r in self.usable if r.cause is None or r.cause in causes)
+        return chosen or self.usable[:1]
 
     def __post_init__(self) -> None:
         if (self.probe is None) == (self.judge is None):

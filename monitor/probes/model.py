@@ -17,9 +17,26 @@ ErrorKind = Literal[
     "body",
     "parse",
     "gpu",
+    "stalled",  # a pushed step that stopped advancing
     "vantage",
     "internal",
 ]
+
+# Why a reachable target is not usable: its GPU readings fail the dcgm rules (or cannot be read),
+# or its training step stopped advancing. An outage may have both; its cause names them sorted,
+# joined by "+" ("gpu_hardware+stalled_step"), in the report's words for a GPU fault.
+UnusableCause = Literal["gpu_hardware", "stalled_step"]
+CAUSE_SEPARATOR = "+"
+
+
+def cause_text(causes: frozenset[str]) -> str | None:
+    """The outage row's ``cause`` for ``causes``; None for none."""
+    return CAUSE_SEPARATOR.join(sorted(causes)) or None
+
+
+def causes_of(text: str | None) -> frozenset[str]:
+    """The causes an outage row's ``cause`` names (an imported outage's single word too)."""
+    return frozenset(text.split(CAUSE_SEPARATOR)) if text else frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +64,8 @@ class ProbeTarget:
 @dataclass(frozen=True, slots=True)
 class ProbeResult:
     """One probe. ``ok`` is reachability (None: unknown, our side failed); ``usable`` adds what
-    training needs (all GPUs present, no fatal GPU signal); None where the kind cannot tell."""
+    training needs (all GPUs present, no fatal GPU signal); None where the kind cannot tell.
+    ``causes``: why a reachable target is not usable, for kinds that can tell (empty otherwise)."""
 
     target_id: int
     target: str
@@ -61,6 +79,7 @@ class ProbeResult:
     degraded: bool = False
     gpus_seen: int | None = None
     detail: dict[str, Any] = field(default_factory=dict)
+    causes: frozenset[UnusableCause] = frozenset()
 
     @property
     def usable_ok(self) -> bool | None:

@@ -6,7 +6,7 @@ by ``record.record_round`` inside the round's transaction, over the rows that ro
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -14,10 +14,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from monitor.db.dialect import insert_ignoring_conflicts
+from monitor.db.dialect import among, insert_ignoring_conflicts
 from monitor.db.models import Outage
 from monitor.events.words import OutageChange
-from monitor.probes.model import ProbeResult
+from monitor.probes.model import ProbeResult, cause_text, causes_of
 from monitor.probes.state import (
     DOWN,
     UNKNOWN,
@@ -36,12 +36,43 @@ STALE_INTERVALS = 3  # a vantage silent for this many intervals no longer votes
 
 @dataclass(frozen=True, slots=True)
 class TargetTransition:
-    """A confirmed change of a target's (quorum) state: what alerts and reports react to."""
+    """A confirmed change of a target's (quorum) state, what alerts and reports react to; or,
+    for an open usable outage, of why it is unusable (``was`` set, the state stays down).
+
+    ``causes``: why the usable series went (or stays) down, from the result that confirmed it
+    (``ProbeResult.causes``); ``error`` that result's message."""
 
     target_id: int
     target: str
     series: str
     transition: Transition
+    causes: frozenset[str] = frozenset()
+    error: str | None = None
+    was: frozenset[str] | None = None  # a cause change: the causes before it
+
+
+@dataclass(frozen=True, slots=True)
+class Unusable:
+    """Why a target's latest result in a round was reachable but not usable."""
+
+    causes: frozenset[str]
+    error: str | None
+    at: datetime
+
+    @classmethod
+    def of(cls, results: Sequence[ProbeResult]) -> dict[int, Unusable]:
+        """Each target's latest result's, for the targets whose latest is reachable but not
+        usable."""
+        latest: dict[int, ProbeResult] = {}
+        for r in results:  # one pass: a round holds thousands of results, rarely an unusable one
+            seen = latest.get(r.target_id)
+            if seen is None or r.at >= seen.at:
+                latest[r.target_id] = r
+        return {
+            tid: cls(frozenset(r.causes), r.error, r.at)
+            for tid, r in latest.items()
+            if r.ok is True and r.usable is False
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,24 +110,45 @@ def apply_quorum(
     targets: dict[int, TargetRow],
     now: datetime,
     quorum: int | None,
+    unusable: Mapping[int, Unusable] | None = None,
 ) -> tuple[list[TargetTransition], list[tuple[int, OutageChange]]]:
     """Recompute each target's quorum verdict from every vantage; open/close outages on change.
-    The transitions, and the outages opened or closed (by target id)."""
+    ``unusable`` (``Unusable.of`` the round's results) names why a usable outage opens, and
+    changes the cause of one that stays open. The transitions (cause changes included), and
+    the outages opened or closed (by target id)."""
+    unusable = unusable or {}
     by_series: dict[tuple[int, str], list[StateRow]] = defaultdict(list)
     for row in states.values():
         by_series[(row.target_id, row.series)].append(row)
     transitions = []
     outages: list[tuple[int, OutageChange]] = []
+    still_down: list[int] = []
     for target in targets.values():
         for series in SERIES:
             mine = by_series[(target.id, series)]
             views = _fresh_views(mine, target, now)
             state, since = verdict(views, quorum_size(len(views), quorum))
             change = _set_overall(states, target.id, series, state, since, now)
-            if change is not None:
-                for outage in _record_outage(session, target, series, change, now, views):
-                    outages.append((target.id, outage))
-                transitions.append(TargetTransition(target.id, target.name, series, change))
+            why = unusable.get(target.id) if series == "usable" else None
+            if change is None:
+                if why is not None and _overall(states, target.id, series) == DOWN:
+                    still_down.append(target.id)
+                continue
+            opening = why if change.state == DOWN else None
+            for outage in _record_outage(session, target, series, change, now, views, opening):
+                outages.append((target.id, outage))
+            transitions.append(
+                TargetTransition(
+                    target.id,
+                    target.name,
+                    series,
+                    change,
+                    opening.causes if opening else frozenset(),
+                    opening.error if opening else None,
+                )
+            )
+    if still_down:
+        transitions += _changed_causes(session, targets, still_down, unusable)
     return transitions, outages
 
 
@@ -150,6 +202,49 @@ def _set_overall(
     return Transition(previous, state, since or now)
 
 
+def _overall(states: dict[StateKey, StateRow], target_id: int, series: str) -> str:
+    row = states.get((target_id, QUORUM_VANTAGE, series))
+    return row.streak.state if row is not None else UNKNOWN
+
+
+def _changed_causes(
+    session: Session,
+    targets: dict[int, TargetRow],
+    ids: list[int],
+    unusable: Mapping[int, Unusable],
+) -> list[TargetTransition]:
+    """For targets whose usable outage stays open: where the round's cause differs from the
+    outage's (the step resumed but a GPU faulted, say), the outage row takes the new one and a
+    cause change is returned. One read, and only for targets unusable in this round."""
+    open_outages = select(Outage).where(
+        among(session, Outage.target_id, ids), Outage.series == "usable", Outage.end.is_(None)
+    )
+    changes = []
+    for outage in session.scalars(open_outages):
+        why = unusable[outage.target_id]
+        was = causes_of(outage.cause)
+        if not why.causes or why.causes == was:
+            continue
+        outage.cause = cause_text(why.causes)
+        outage.detail = _with_cause(outage.detail, why)
+        change = Transition(DOWN, DOWN, why.at)
+        target = targets[outage.target_id]
+        changes.append(
+            TargetTransition(target.id, target.name, "usable", change, why.causes, why.error, was)
+        )
+    return changes
+
+
+MAX_CAUSE_HISTORY = 20  # an outage's cause changes kept in its detail; the oldest go first
+
+
+def _with_cause(detail: dict[str, Any] | None, why: Unusable) -> dict[str, Any]:
+    """An outage's ``detail`` with ``why`` as its cause (and in its history of causes)."""
+    entry = {"at": why.at.isoformat(), "causes": sorted(why.causes), "error": why.error}
+    history = [*(detail or {}).get("causes_history", []), entry][-MAX_CAUSE_HISTORY:]
+    return {**(detail or {}), "causes": sorted(why.causes), "causes_history": history}
+
+
 def _record_outage(
     session: Session,
     target: TargetRow,
@@ -157,11 +252,16 @@ def _record_outage(
     change: Transition,
     now: datetime,
     views: list[VantageView],
+    why: Unusable | None = None,
 ) -> list[OutageChange]:
-    """Open or close ``target``'s outage on ``change``; what it opened or closed."""
+    """Open or close ``target``'s outage on ``change``; what it opened or closed. A usable
+    outage opens with ``why`` as its cause."""
     target_id = target.id
     if change.state == DOWN:
         agreeing = sorted(v.vantage for v in views if v.state == DOWN)
+        detail: dict[str, Any] = {"vantages": agreeing}
+        if why is not None and why.causes:
+            detail = _with_cause(detail, why)
         opened = insert_ignoring_conflicts(
             session,
             Outage,
@@ -172,8 +272,9 @@ def _record_outage(
                     "start": change.at,
                     "end": None,
                     "confirmed_at": now,
+                    "cause": cause_text(why.causes) if why is not None else None,
                     "source": "probe",
-                    "detail": {"vantages": agreeing},
+                    "detail": detail,
                 }
             ],
             ["target_id", "series", "start"],

@@ -30,6 +30,7 @@ from monitor.probes.quorum import (
     StateRow,
     TargetRow,
     TargetTransition,
+    Unusable,
     apply_quorum,
     told,
 )
@@ -206,7 +207,8 @@ def record_round(
     states = _load_states(session, targets, vantage, memory)
     unconfirmed = _advance_streaks(states, targets, vantage, results, now)
     _extend_coverage(session, targets, [r for r in results if r.ok is not None])
-    transitions, outages = apply_quorum(session, states, targets, now, quorum)
+    unusable = Unusable.of(results)
+    transitions, outages = apply_quorum(session, states, targets, now, quorum, unusable)
     if outages:  # rare: most rounds change nothing
         emitting.outages_changed(session, told(outages, results), now)
     _write_states(session, states.values(), now, memory)

@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
+# an incident in one of these states is over, however its feed says it (the normalized statuses)
+CLOSED_STATUSES = frozenset({"resolved", "postmortem", "completed"})
+
 
 class Update(Protocol):
     """One public update of an incident: when it was posted and the status it gave."""

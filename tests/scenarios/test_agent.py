@@ -324,3 +324,102 @@ def _last_heartbeat(live: Live, name: str) -> dict[str, Any] | None:
 def _throughput_shown(live: Live, name: str) -> dict[str, Any] | None:
     beat = _last_heartbeat(live, name)
     return beat if beat and beat.get("throughput") else None
+
+
+# ------------------------------------------------- a GPU box's alert follows its cause (issue 29)
+
+
+class StepAndReadings:
+    """A training job on an 8-GPU box, pushing over HTTP every half second: its step, and the
+    box's GPU readings as `slamon agent` sends them (``gpu_wire``), GPU 0's ECC double-bit
+    count given. ``stall()`` stops the step, ``fault()`` gives GPU 0 an ECC double-bit error,
+    ``heal()`` resets it (the volatile count starts again from 0)."""
+
+    def __init__(self, base: str, name: str, token: str) -> None:
+        self.url = f"{base}/api/v1/heartbeats/{name}"
+        self.headers = {"Authorization": f"Bearer {token}"}
+        self.step, self.advancing, self.dbe = 0, True, 0
+        self.answers: set[int] = set()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _body(self) -> dict[str, Any]:
+        gpus = [
+            {"key": f"GPU-{i}", "index": str(i), "xid": 0, "ecc_dbe_volatile": 0} for i in range(8)
+        ]
+        gpus[0]["ecc_dbe_volatile"] = self.dbe
+        return {"step": self.step, "gpus": gpus}
+
+    def _run(self) -> None:
+        with httpx.Client(timeout=5) as client:
+            while not self.stop.is_set():
+                if self.advancing:
+                    self.step += 10
+                try:
+                    reply = client.post(self.url, json=self._body(), headers=self.headers)
+                    self.answers.add(reply.status_code)
+                except httpx.HTTPError:
+                    self.answers.add(0)
+                self.stop.wait(0.5)
+
+    def stall(self) -> None:
+        self.advancing = False
+
+    def advance(self) -> None:
+        self.advancing = True
+
+    def fault(self) -> None:
+        self.dbe += 1
+
+    def heal(self) -> None:
+        self.dbe = 0
+
+
+def test_a_gpu_box_fires_heartbeat_stalled_for_its_step_and_gpu_health_for_its_gpus(
+    live: Live,
+) -> None:
+    """A heartbeat target with ``gpus: 8``: a stalled step is ``heartbeat_stalled`` (not
+    ``gpu_health``, whatever the box's GPU count), a GPU fault in its readings ``gpu_health``;
+    each outage names its cause on the API."""
+    name = "gpu-job"
+    reply = httpx.post(
+        f"{live.base}/api/v1/targets",
+        params={"heartbeat_token": "true"},
+        json={
+            "name": name, "kind": "heartbeat", "gpus": 8, "interval": "1s", "grace": "4s",
+            "stall_after": "3s",
+        },
+        headers={"Authorization": f"Bearer {live.deployment.admin_token}"},
+        timeout=10,
+    )  # fmt: skip
+    assert reply.status_code == 201, reply.text
+    stalled, health = ("heartbeat_stalled", name), ("gpu_health", name)
+    job = StepAndReadings(live.base, name, reply.json()["heartbeat_token"])
+    job.thread.start()
+    try:
+        surfaces_agree(live, Expect(targets={name: "up"}), timeout=ALERT_S)
+
+        job.stall()
+        await_webhook(live, *stalled, "firing")
+        surfaces_agree(live, Expect(targets={name: "unusable"}, firing=(stalled,), quiet=(health,)))
+        [outage] = [o for o in live.outages(name, "usable") if o["end"] is None]
+        assert outage["cause"] == "stalled_step", outage
+        job.advance()
+        await_webhook(live, *stalled, "resolved")
+
+        job.fault()
+        await_webhook(live, *health, "firing")
+        surfaces_agree(live, Expect(targets={name: "unusable"}, firing=(health,), quiet=(stalled,)))
+        [outage] = [o for o in live.outages(name, "usable") if o["end"] is None]
+        assert outage["cause"] == "gpu_hardware", outage
+        job.heal()
+        await_webhook(live, *health, "resolved")
+        surfaces_agree(live, Expect(targets={name: "up"}, quiet=(stalled, health)))
+
+        once_each(live, *stalled)
+        once_each(live, *health)
+        assert live.hooks("target_down", name) == {"firing": [], "resolved": []}
+    finally:
+        job.stop.set()
+        job.thread.join(timeout=10)
+    assert job.answers <= {202}, job.answers

@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from monitor.errors import FeedParseError
-from monitor.feeds.model import CLOSED_STATUSES, Incident, IncidentUpdate, Status, stable_id
+from monitor.feeds.model import Incident, IncidentUpdate, Status, stable_id
 from monitor.feeds.parsing.documents import expect, first_by_source_id, listed_dicts, load_json
 from monitor.feeds.parsing.status import (
     as_kind,
@@ -36,6 +36,7 @@ from monitor.feeds.parsing.status import (
 from monitor.feeds.parsing.text import page_slug, plain_text, unique
 from monitor.feeds.parsing.times import first_time, read_time
 from monitor.feeds.parsing.values import as_dict, dicts_in, id_text, nonblank
+from monitor.sla.response import CLOSED_STATUSES
 
 KIND = "statuspage"
 

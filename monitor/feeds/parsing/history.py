@@ -20,9 +20,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from monitor.feeds.model import CLOSED_STATUSES, IncidentUpdate, Status
+from monitor.feeds.model import IncidentUpdate, Status
 from monitor.feeds.parsing.status import as_kind, normalize_status, opening_status
 from monitor.feeds.parsing.text import html_to_text, unique
+from monitor.sla.response import CLOSED_STATUSES
 
 MAINTENANCE_STATUSES = frozenset({"scheduled", "in_progress", "verifying", "completed"})
 

@@ -28,6 +28,22 @@ _TEXTS = frozenset({"key", "index", "uuid", "hostname", "model"})
 DISPLAY_ONLY = ("memory_used_mib", "memory_total_mib")
 
 
+def _reading_schema() -> dict[str, Any]:
+    """What ``reading_from_json`` accepts, as JSON Schema (the heartbeat route's OpenAPI
+    document): ``key`` a non-empty string, each known field null or of its type, numbers not
+    negative, unknown keys allowed (and ignored)."""
+    properties: dict[str, Any] = {name: {"type": ["string", "null"]} for name in sorted(_TEXTS)}
+    properties["key"] = {"type": "string", "minLength": 1}
+    properties |= {n: {"type": ["integer", "null"], "minimum": 0} for n in sorted(_INTS)}
+    properties |= {n: {"type": ["number", "null"], "minimum": 0} for n in sorted(_FLOATS)}
+    properties["row_remap_failure"] = {"type": ["boolean", "null"]}
+    properties["mig_instances"] = {"type": ["array", "null"], "items": {"type": "string"}}
+    return {"type": "object", "required": ["key"], "properties": properties}
+
+
+GPU_READING_SCHEMA = _reading_schema()
+
+
 def reading_to_json(reading: GpuReading, **display: float | None) -> dict[str, Any]:
     """The reading's known fields (None ones left out), plus ``display`` values."""
     data = {k: v for k, v in asdict(reading).items() if v is not None and v != ()}
@@ -47,7 +63,9 @@ def reading_from_json(data: Mapping[str, Any]) -> GpuReading:
         if value is None or name == "mig_instances":
             continue
         values[name] = _checked(name, value)
-    mig = data.get("mig_instances") or ()
+    mig = data.get("mig_instances")
+    if mig is None:
+        mig = ()
     if not isinstance(mig, list | tuple) or not all(isinstance(m, str) for m in mig):
         raise ValueError("mig_instances: a list of strings")
     return GpuReading(**values, mig_instances=tuple(sorted(mig)))

@@ -53,11 +53,10 @@ def pushed() -> list[ProbeKind]:
 def usable_matters(name: str) -> bool:
     """Whether the kind's usable series can differ from reachability (GPU scrapes, progress)."""
     kind = KINDS.get(name)
-    return kind is not None and kind.usable is not None
+    return kind is not None and bool(kind.usable)
 
 
 def target_rules() -> tuple[str, ...]:
     """Every alert rule a target's series can raise: ``target_down`` and the usable rules."""
-    rules = (rule for k in KINDS.values() for rule in (k.usable, k.usable_with_gpus))
-    usable = sorted({rule.rule for rule in rules if rule is not None})
+    usable = sorted({rule.rule for k in KINDS.values() for rule in k.usable})
     return ("target_down", *usable)

@@ -13,7 +13,7 @@ from monitor.probes.gpus.dcgm_text import parse_dcgm
 from monitor.probes.gpus.health import assess
 from monitor.probes.kind import ProbeKind, UsableRule
 from monitor.probes.kinds.http import HTTP_URL, fetch, status_ok
-from monitor.probes.model import ProbeResult, ProbeTarget
+from monitor.probes.model import ProbeResult, ProbeTarget, UnusableCause
 from monitor.probes.wire import ProbeClient
 
 MAX_METRICS_BYTES = 4 * 1024 * 1024
@@ -33,7 +33,9 @@ def judge(result: ProbeResult, raw: bytes, target: ProbeTarget) -> ProbeResult:
     try:
         snapshot = parse_dcgm(raw.decode("utf-8", errors="replace"))
     except ValueError as exc:  # it answered, so it is reachable; the GPUs cannot be vouched for
-        return replace(result, usable=False, error_kind="parse", error=str(exc)[:500])
+        return replace(
+            result, usable=False, error_kind="parse", error=str(exc)[:500], causes=GPU_FAULT
+        )
     try:
         baseline = GpuCounters.from_json(target.gpu_baseline) if target.gpu_baseline else None
     except ValueError:
@@ -47,13 +49,17 @@ def judge(result: ProbeResult, raw: bytes, target: ProbeTarget) -> ProbeResult:
         error_kind=None if health.usable else "gpu",
         error=None if health.usable else "; ".join(health.reasons)[:500],
         detail={"gpu_counters": health.counters.to_json(), "reasons": list(health.reasons)},
+        causes=frozenset() if health.usable else GPU_FAULT,
     )
+
+
+GPU_FAULT: frozenset[UnusableCause] = frozenset({"gpu_hardware"})  # unreadable counts too
 
 
 KIND = ProbeKind(
     "dcgm",
     HTTP_URL,
     probe=probe,
-    usable=UsableRule("gpu_health", "warning", "is reachable but its GPUs are not usable"),
+    usable=(UsableRule("gpu_health", "warning", "is reachable but its GPUs are not usable"),),
     remembers_detail=True,
 )

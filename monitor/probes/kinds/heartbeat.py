@@ -3,7 +3,9 @@
 the grace period; usable = its step is still advancing (a stalled job is up but not training)
 and, where the heartbeats carry GPU readings, the GPUs pass the dcgm rules
 (``gpus.pushed``): all ``gpus`` present, no fatal XID, ECC or remap fault, not hot or throttled.
-A target with ``gpus`` raises ``gpu_health`` for its usable series, as a dcgm target does.
+The result names why it is unusable (``causes``: a stalled step, the GPU readings, or both), and
+the alert follows the cause: ``heartbeat_stalled`` for the step, ``gpu_health`` for the GPUs, as
+a dcgm target raises, both when both.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from sqlalchemy.orm import Session
 from monitor.db.models import Heartbeat, Target, TargetState
 from monitor.probes.gpus.pushed import GpuVerdict, judge_pushed_gpus
 from monitor.probes.kind import ProbeKind, UsableRule
-from monitor.probes.model import PUSH_VANTAGE, ProbeResult
+from monitor.probes.model import PUSH_VANTAGE, ProbeResult, UnusableCause
 
 
 def judge_heartbeats(session: Session, now: datetime) -> list[ProbeResult]:
@@ -69,8 +71,9 @@ def _judge(session: Session, target: Target, now: datetime) -> ProbeResult:
                 now,
                 True,
                 usable=False,
-                error_kind="body",
+                error_kind="stalled",
                 error=f"step {last.step} has not advanced since {stalled.isoformat()}",
+                causes=STALLED,
             ),
             gpus,
         )
@@ -95,7 +98,12 @@ def _with_gpus(result: ProbeResult, gpus: GpuVerdict | None) -> ProbeResult:
         error_kind=None if usable else ("gpu" if not gpus.usable else result.error_kind),
         error=None if usable else "; ".join(errors)[:500],
         detail={**gpus.detail, "reasons": list(gpus.reasons)},
+        causes=result.causes | (frozenset() if gpus.usable else GPU_FAULT),
     )
+
+
+STALLED: frozenset[UnusableCause] = frozenset({"stalled_step"})
+GPU_FAULT: frozenset[UnusableCause] = frozenset({"gpu_hardware"})
 
 
 def _already_failing(session: Session, target_id: int, since: datetime) -> bool:
@@ -132,8 +140,10 @@ KIND = ProbeKind(
     KIND_NAME,
     None,
     judge=judge_heartbeats,
-    usable=UsableRule("heartbeat_stalled", "warning", "has stopped making progress"),
-    usable_with_gpus=UsableRule(
-        "gpu_health", "warning", "is reachable but its GPUs are not usable"
+    usable=(
+        UsableRule("heartbeat_stalled", "warning", "has stopped making progress", "stalled_step"),
+        UsableRule(
+            "gpu_health", "warning", "is reachable but its GPUs are not usable", "gpu_hardware"
+        ),
     ),
 )

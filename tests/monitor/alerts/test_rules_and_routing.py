@@ -32,21 +32,70 @@ def test_transitions_become_signals(
     rule: str | None,
     firing: bool | None,
 ) -> None:
-    signal = from_transition(target, series, state, previous, T0)
+    signals = from_transition(target, series, state, previous, T0)
     if rule is None:
-        assert signal is None
+        assert signals == []
         return
-    assert signal is not None
-    assert (signal.rule, signal.firing) == (rule, firing)
+    assert [(s.rule, s.firing) for s in signals] == [(rule, firing)]
+
+
+BOX = TargetFacts("train-8gpu", "heartbeat", None, None, None, None, gpus=8)
+GPU_FAULT, STALLED = frozenset({"gpu_hardware"}), frozenset({"stalled_step"})
+
+
+@pytest.mark.parametrize(
+    ("target", "causes", "was", "fired", "resolved"),
+    [
+        pytest.param(BOX, STALLED, None, ["heartbeat_stalled"], [], id="stalled-step"),
+        pytest.param(BOX, GPU_FAULT, None, ["gpu_health"], [], id="gpu-fault"),
+        pytest.param(
+            BOX, GPU_FAULT | STALLED, None, ["heartbeat_stalled", "gpu_health"], [], id="both"
+        ),
+        pytest.param(JOB, GPU_FAULT, None, ["gpu_health"], [], id="gpu-readings-without-gpus"),
+        pytest.param(BOX, frozenset(), None, ["heartbeat_stalled"], [], id="cause-unknown"),
+        pytest.param(
+            BOX, GPU_FAULT, STALLED, ["gpu_health"], ["heartbeat_stalled"], id="step-resumed"
+        ),
+        pytest.param(
+            BOX,
+            GPU_FAULT,
+            GPU_FAULT | STALLED,
+            ["gpu_health"],
+            ["heartbeat_stalled"],
+            id="one-left",
+        ),
+        pytest.param(GPU, STALLED, None, ["gpu_health"], [], id="dcgm-is-always-gpu-health"),
+    ],
+)
+def test_the_usable_rule_follows_the_cause(
+    target: TargetFacts,
+    causes: frozenset[str],
+    was: frozenset[str] | None,
+    fired: list[str],
+    resolved: list[str],
+) -> None:
+    signals = from_transition(target, "usable", "down", "up", T0, causes=causes, was=was)
+    assert [s.rule for s in signals if s.firing] == fired
+    assert [s.rule for s in signals if not s.firing] == resolved
+    for signal in signals:
+        assert signal.fingerprint == fingerprint(signal.rule, {"target": target.name})
+        if signal.firing and causes:
+            assert signal.extra["cause"] == "+".join(sorted(causes))
+
+
+def test_a_recovery_resolves_every_usable_rule_of_the_kind() -> None:
+    signals = from_transition(BOX, "usable", "up", "down", T0)
+    assert {(s.rule, s.firing) for s in signals} == {
+        ("heartbeat_stalled", False),
+        ("gpu_health", False),
+    }
 
 
 def test_fingerprints_are_stable_and_ignore_label_order() -> None:
     assert fingerprint("r", {"a": "1", "b": "2"}) == fingerprint("r", {"b": "2", "a": "1"})
     assert fingerprint("r", {"a": "1"}) != fingerprint("s", {"a": "1"})
-    down = from_transition(GPU, "reachable", "down", "up", T0)
-    back = from_transition(GPU, "reachable", "up", "down", T0 + timedelta(minutes=5))
-    assert down is not None
-    assert back is not None
+    [down] = from_transition(GPU, "reachable", "down", "up", T0)
+    [back] = from_transition(GPU, "reachable", "up", "down", T0 + timedelta(minutes=5))
     assert down.fingerprint == back.fingerprint
     assert (down.labels["provider"], down.labels["pool"]) == ("aws", "h100")
 

@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from monitor.errors import FeedParseError
-from monitor.feeds.model import CLOSED_STATUSES, IMPACTS, STATUSES, Incident
+from monitor.feeds.model import IMPACTS, STATUSES, Incident
+from monitor.sla.response import CLOSED_STATUSES
 
 Parse = Callable[[bytes], list[Incident]]
 

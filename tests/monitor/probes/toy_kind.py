@@ -31,5 +31,5 @@ KIND = ProbeKind(
     "toy",
     UrlRule(("file",), "file:///path/to/flag", r"^file:///\S+$", needs_host=False),
     probe=probe,
-    usable=UsableRule("toy_unready", "warning", "is up but its flag is not ready"),
+    usable=(UsableRule("toy_unready", "warning", "is up but its flag is not ready"),),
 )

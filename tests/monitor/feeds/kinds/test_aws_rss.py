@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from monitor.errors import FeedParseError
 from monitor.feeds.kinds.aws_rss import parse
-from monitor.feeds.model import CLOSED_STATUSES, Incident
+from monitor.feeds.model import Incident
+from monitor.sla.response import CLOSED_STATUSES
 from tests.monitor.feeds.fuzzing import (
     FUZZ,
     assert_well_formed,

@@ -15,7 +15,7 @@ from monitor.agent.nvml import NvmlReader
 from monitor.alerts.service import on_transitions
 from monitor.config import Config, parse_config
 from monitor.config.models import TargetConfig
-from monitor.db.models import Alert, Delivery, Heartbeat
+from monitor.db.models import Alert, Delivery, Heartbeat, Outage
 from monitor.probes.gpus.readings import CLOCK_HW_THERMAL
 from monitor.probes.kinds.heartbeat import judge_heartbeats
 from monitor.probes.model import PUSH_VANTAGE
@@ -122,7 +122,11 @@ def test_gpu_faults_pushed_by_an_agent_raise_gpu_health_not_heartbeat_stalled(
     tick(20)
     [firing] = session.scalars(select(Alert))
     assert (firing.rule, firing.state) == ("gpu_health", "firing")
-    assert firing.summary == "runpod-a100-1 is reachable but its GPUs are not usable"
+    assert firing.summary == (
+        "runpod-a100-1 is reachable but its GPUs are not usable: 1 of 4 GPUs missing"
+    )
+    [outage] = session.scalars(select(Outage).where(Outage.series == "usable"))
+    assert (outage.cause, outage.detail["causes"]) == ("gpu_hardware", ["gpu_hardware"])
     nvml.gpus[0] = replace(nvml.gpus[0], lost=False)
     push(session, tid, 30, nvml, reader)
     tick(35)

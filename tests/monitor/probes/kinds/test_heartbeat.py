@@ -136,3 +136,93 @@ def test_a_silent_job_stays_watched_downtime_not_unknown(session: Session) -> No
     assert (outage.start, outage.end) == (at(90), None)
     ends = session.scalars(select(ObservedWindow.end).where(ObservedWindow.target_id == tid))
     assert max(ends) >= at(190)  # every silent verdict vouches for the time it was made
+
+
+# --- the alert follows what made the job unusable (issue 29) ----------------------------------
+
+
+def gpu_box(session: Session) -> int:
+    """An 8-GPU box whose training job pushes its step (and, with `slamon agent`, readings)."""
+    cfg = TargetConfig(
+        name="train-8gpu",
+        kind="heartbeat",
+        interval=30,
+        timeout=5,
+        grace=90,
+        stall_after=300,
+        gpus=8,
+        confirmations=1,
+    )
+    row = upsert_target(session, cfg, "api")
+    session.flush()
+    return row.id
+
+
+def readings(dbe_on_gpu0: int = 0) -> dict[str, object]:
+    """What `slamon agent` pushes for 8 healthy GPUs; GPU 0's ECC double-bit count given."""
+    gpus = [{"key": f"GPU-{i}", "index": str(i), "xid": 0, "ecc_dbe_volatile": 0} for i in range(8)]
+    gpus[0]["ecc_dbe_volatile"] = dbe_on_gpu0
+    return {"gpus": gpus}
+
+
+def firing_rules(session: Session) -> set[str]:
+    return {a.rule for a in session.scalars(select(Alert).where(Alert.state == "firing"))}
+
+
+def usable_outage(session: Session) -> Outage:
+    [outage] = session.scalars(select(Outage).where(Outage.series == "usable"))
+    return outage
+
+
+def test_a_gpu_box_whose_step_stalls_raises_heartbeat_stalled_not_gpu_health(
+    session: Session,
+) -> None:
+    config = alerting_config()
+    tid = gpu_box(session)
+    for seconds in range(0, 420, 30):
+        beat(session, tid, seconds, step=500)  # only the step, and it is stuck
+    heartbeat_tick(session, 420, config)
+    assert firing_rules(session) == {"heartbeat_stalled"}
+    outage = usable_outage(session)
+    assert (outage.cause, outage.detail["causes"]) == ("stalled_step", ["stalled_step"])
+    [alert] = session.scalars(select(Alert))
+    assert "step 500 has not advanced" in alert.summary
+
+
+def test_the_alerts_follow_the_cause_while_the_outage_stays_open(session: Session) -> None:
+    config = alerting_config()
+    tid = gpu_box(session)
+
+    def push(seconds: float, step: int, dbe: int) -> None:
+        session.add(Heartbeat(target_id=tid, at=at(seconds), step=step, payload=readings(dbe)))
+        session.flush()
+
+    for seconds in range(0, 420, 30):
+        push(seconds, 500, 0)  # healthy GPUs, stuck step
+    heartbeat_tick(session, 420, config)
+    assert firing_rules(session) == {"heartbeat_stalled"}
+    assert usable_outage(session).cause == "stalled_step"
+
+    push(430, 500, 1)  # GPU 0 takes an ECC double-bit error; the step is still stuck
+    heartbeat_tick(session, 435, config)
+    assert firing_rules(session) == {"heartbeat_stalled", "gpu_health"}
+    assert usable_outage(session).cause == "gpu_hardware+stalled_step"
+
+    push(450, 510, 1)  # the step moves again; the GPU's fault holds until it is reset
+    heartbeat_tick(session, 455, config)
+    assert firing_rules(session) == {"gpu_health"}
+    outage = usable_outage(session)
+    assert (outage.end, outage.cause) == (None, "gpu_hardware")
+    history = [entry["causes"] for entry in outage.detail["causes_history"]]
+    assert history == [["stalled_step"], ["gpu_hardware", "stalled_step"], ["gpu_hardware"]]
+    stalled = session.scalars(select(Alert).where(Alert.rule == "heartbeat_stalled")).one()
+    assert "still not usable: its GPUs are not usable" in stalled.summary
+
+    push(470, 520, 0)  # reset: the volatile count starts again from 0
+    heartbeat_tick(session, 475, config)
+    assert firing_rules(session) == set()
+    assert usable_outage(session).end == at(475)
+    assert alerts_by_rule(session) == {
+        "heartbeat_stalled": ("resolved", ["firing", "resolved"]),
+        "gpu_health": ("resolved", ["firing", "resolved"]),
+    }
