@@ -173,6 +173,10 @@ def observed_uptime_pct(observed: timedelta, down: timedelta) -> float | None:
     return 100 * (1 - down / observed)
 
 
+# what a probe stores as a usable outage's cause (monitor.probes.model.UnusableCause, joined)
+USABLE_CAUSES = frozenset({"gpu_hardware", "stalled_step", "gpu_hardware+stalled_step"})
+
+
 def _counted(
     target: TargetInput,
     policy: SlaPolicy | None,
@@ -233,7 +237,7 @@ def _evidence(
     """Each outage as a claim would cite it, counted only where we were watching."""
     reach, known = _spans(target, "reachable"), _known(target)
     rows = []
-    for series, raw, is_open in target.outages:
+    for k, (series, raw, is_open) in enumerate(target.outages):
         seen = intersect([raw], known)
         if not seen:
             continue  # entirely in time we did not watch: unknown, not evidence
@@ -249,6 +253,9 @@ def _evidence(
         )
         reachable_down = series == "usable" and _overlaps_any(span, reach)
         cause = classify(fact, facts.around(fact), incidents, watched, providers, reachable_down)
+        stored = target.causes[k] if k < len(target.causes) else None
+        if cause == "gpu_hardware" and stored in USABLE_CAUSES:
+            cause = stored  # the probe knew why: a stalled step is the job's, not the GPUs'
         rows.append(
             OutageRow(
                 start=span.start,

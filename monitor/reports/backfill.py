@@ -18,7 +18,15 @@ from monitor.errors import ConfigError
 from monitor.sla.times import parse_aware
 
 REQUIRED = ("target", "start", "end")
-CAUSES = {"provider_wide", "regional", "single_instance", "gpu_hardware", "vantage", "unknown"}
+CAUSES = {
+    "provider_wide",
+    "regional",
+    "single_instance",
+    "gpu_hardware",
+    "stalled_step",
+    "vantage",
+    "unknown",
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,6 +41,9 @@ class TargetInput:
     work_unit: str | None = None
     work_gap_s: float = 60.0
     slow: tuple[Span, ...] = ()
+    # what the probes stored as each outage's cause (aligned with ``outages``; a usable
+    # outage's: gpu_hardware, stalled_step or both joined by "+"), None where none was stored
+    causes: tuple[str | None, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +138,7 @@ def _target(
         lifetime=alive.lifetime,
         observed=timeline.observed,
         outages=tuple((o.series, o.span, o.still_open) for o in timeline.outages),
+        causes=tuple(o.cause for o in timeline.outages),
         maintenance=windows,
         throughput=tuple(s for s in work.samples if s[0] >= period.start - heartbeats.EDGE),
         work_unit=work.unit,

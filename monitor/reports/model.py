@@ -19,7 +19,9 @@ class OutageRow:
     end: datetime | None  # None: still open at report time (counted up to the report's end)
     duration_s: float
     sla_counted_s: float
-    cause: str  # provider_wide | regional | single_instance | gpu_hardware | vantage | unknown
+    # provider_wide | regional | single_instance | gpu_hardware | stalled_step |
+    # gpu_hardware+stalled_step | vantage | unknown
+    cause: str
     series: str = "reachable"
     excluded_by_maintenance_s: float = 0.0
 

@@ -355,3 +355,32 @@ def test_training_impact_counts_targets_that_name_no_provider(session: Session) 
 def section(page: str, key: str) -> str:
     start = page.index(f'<section id="{key}">')
     return page[start : page.index("</section>", start)]
+
+
+@pytest.mark.parametrize(
+    ("stored", "shown"),
+    [
+        pytest.param("stalled_step", "stalled_step", id="the-job-stalled"),
+        pytest.param("gpu_hardware", "gpu_hardware", id="a-gpu-fault"),
+        pytest.param("gpu_hardware+stalled_step", "gpu_hardware+stalled_step", id="both"),
+        pytest.param(None, "gpu_hardware", id="nothing-stored"),
+    ],
+)
+def test_a_usable_outage_is_reported_with_the_cause_the_probe_stored(
+    session: Session, stored: str | None, shown: str
+) -> None:
+    t = add(session, "job", kind="heartbeat", url=None, gpus=8)
+    session.add(
+        Outage(
+            target_id=t.id,
+            series="usable",
+            start=NOV + timedelta(days=2),
+            end=NOV + timedelta(days=2, hours=1),
+            cause=stored,
+            source="probe",
+            detail={},
+        )
+    )
+    session.flush()
+    [outage] = row(report(session), "job").outages
+    assert (outage.series, outage.cause) == ("usable", shown)
