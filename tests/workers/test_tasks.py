@@ -84,6 +84,39 @@ def test_the_judge_task_gives_each_pushed_target_a_verdict(worker: Path) -> None
         assert set(states) == {"push"}
 
 
+def test_the_vantage_task_stores_each_vantages_verdict_and_the_sweep_alerts_on_it(
+    worker: Path,
+) -> None:
+    """The vantage verdict has a beat task of its own; the alert sweep only reads it."""
+    from monitor.db.models import Vantage
+
+    tasks.sync_targets()
+    rt = runtime_module.runtime()
+    now = utcnow()
+    with rt.sessions() as session:
+        web = session.scalars(select(Target.id).where(Target.name == "web")).one()
+        for vantage, state in (("*", "up"), ("east", "up"), ("west", "down")):
+            session.add(
+                TargetState(
+                    target_id=web,
+                    vantage=vantage,
+                    series="reachable",
+                    state=state,
+                    since=now,
+                    last_probe_at=now,
+                    detail={},
+                )
+            )
+        session.commit()
+    assert tasks.evaluate_alerts() == 0  # the sweep judges no vantage itself
+    with rt.sessions() as session:
+        assert list(session.scalars(select(Vantage.name))) == []
+    assert tasks.judge_vantages() == 0  # judged: west disagrees, not yet for long enough
+    with rt.sessions() as session:
+        stored = {v.name: v.disagreeing for v in session.scalars(select(Vantage))}
+    assert stored == {"east": 0, "west": 1}
+
+
 @pytest.fixture
 def linked(worker: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[WebhookReceiver]:
     """The worker with ``SLAMON_PUBLIC_URL`` set and a webhook channel every alert routes to."""
