@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from monitor.alerts.links import PROVIDER_PAGE, TARGET_PAGE
 from monitor.api.deps import app_state, db_session
-from monitor.api.status_page import duration, environment, html_response, window
+from monitor.api.status_page import environment, html_response, seen_in, window
 from monitor.db.base import utcnow
 from monitor.status.history import Bucket
 from monitor.status.pages import DAYS, ProviderPage, TargetPage, provider_page, target_page
@@ -33,17 +33,7 @@ def day_segment(bucket: Bucket) -> str:
     """A daily bar segment's tooltip: its dates and what was seen in them."""
     last = bucket.end - timedelta(microseconds=1)
     days = f"{bucket.start:%Y-%m-%d}" + (f" – {last:%Y-%m-%d}" if bucket.slots > 1 else "")
-    head = f"{days}: {bucket.state}"
-    if bucket.observed <= timedelta(0):
-        return f"{head}, not watched by any vantage"
-    parts = [f"observed {duration(bucket.observed)}"]
-    if bucket.down:
-        parts.append(f"down {duration(bucket.down)}")
-    if bucket.unusable:
-        parts.append(f"unusable {duration(bucket.unusable)}")
-    if bucket.unobserved > timedelta(seconds=59):
-        parts.append(f"unwatched {duration(bucket.unobserved)}")
-    return f"{head} ({', '.join(parts)})"
+    return seen_in(f"{days}: {bucket.state}", bucket)
 
 
 def days_label(bar: Sequence[Bucket]) -> str:

@@ -85,7 +85,11 @@ def duration(value: timedelta) -> str:
 
 def segment(bucket: Bucket) -> str:
     """A bar segment's tooltip: its times and what was seen in them."""
-    head = f"{_hm(bucket.start)}–{_hm(bucket.end)} UTC: {bucket.state}"
+    return seen_in(f"{_hm(bucket.start)}–{_hm(bucket.end)} UTC: {bucket.state}", bucket)
+
+
+def seen_in(head: str, bucket: Bucket) -> str:
+    """``head`` and what was seen in ``bucket``: observed, down, unusable, unwatched."""
     if bucket.observed <= timedelta(0):
         return f"{head}, not watched by any vantage"
     parts = [f"observed {duration(bucket.observed)}"]

@@ -97,10 +97,13 @@ def throughput(
     return {i: Throughput(tuple(c.samples), c.unit) for i, c in found.items()}
 
 
-def around(session: Session, target_ids: Sequence[int], period: Span) -> dict[int, Throughput]:
-    """:func:`throughput` over ``period`` and an hour either side (the sample before the period
-    starts its first interval of work)."""
-    return throughput(session, target_ids, period.start - EDGE, period.end + EDGE)
+def around(
+    session: Session, target_ids: Sequence[int], period: Span, lead: timedelta = EDGE
+) -> dict[int, Throughput]:
+    """:func:`throughput` over ``period``, an hour past it, and ``lead`` (at least an hour)
+    before it: the sample before the period starts its first interval of work, and a slowdown
+    rule judges the period's first minutes against the samples before them."""
+    return throughput(session, target_ids, period.start - max(EDGE, lead), period.end + EDGE)
 
 
 def slow_in(

@@ -75,9 +75,7 @@ def gather(session: Session, month: str, now: datetime, config: Config) -> Repor
     ids = [a.target.id for a in alive]
     timelines = spans.spans(session, ids, period, now)
     rule = config.alerts.slowdown_rule
-    series = heartbeats.throughput(
-        session, ids, period.start - max(heartbeats.EDGE, rule.span), period.end + heartbeats.EDGE
-    )
+    series = heartbeats.around(session, ids, period, lead=rule.span)
     stored = maintenance.stored_in(session, period)
     targets = tuple(
         _target(

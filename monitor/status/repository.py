@@ -65,21 +65,23 @@ class AlertRow:
     since: datetime
 
 
+# a TargetRow's columns, in its fields' order
+TARGET_COLUMNS = (
+    Target.id,
+    Target.name,
+    Target.kind,
+    Target.pool,
+    Target.provider,
+    Target.region,
+    Target.interval_s,
+    Target.timeout_s,
+)
+
+
 def live_targets(session: Session) -> list[TargetRow]:
     """Targets in service, by name."""
-    columns = (
-        Target.id,
-        Target.name,
-        Target.kind,
-        Target.pool,
-        Target.provider,
-        Target.region,
-        Target.interval_s,
-        Target.timeout_s,
-    )
-    return [
-        TargetRow(*r) for r in session.execute(select(*columns).where(LIVE).order_by(Target.name))
-    ]
+    query = select(*TARGET_COLUMNS).where(LIVE).order_by(Target.name)
+    return [TargetRow(*r) for r in session.execute(query)]
 
 
 def verdicts(session: Session) -> dict[int, Verdict]:
@@ -223,22 +225,11 @@ class ProviderPageRow:
 
 def page_target(session: Session, name: str) -> TargetPageRow | None:
     """The target named ``name``, live or retired; None when there is none."""
-    columns = (
-        Target.id,
-        Target.name,
-        Target.kind,
-        Target.pool,
-        Target.provider,
-        Target.region,
-        Target.interval_s,
-        Target.timeout_s,
-        Target.retired_at,
-    )
-    row = session.execute(select(*columns).where(Target.name == name)).one_or_none()
+    query = select(*TARGET_COLUMNS, Target.retired_at).where(Target.name == name)
+    row = session.execute(query).one_or_none()
     if row is None:
         return None
-    target = TargetRow(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7])
-    return TargetPageRow(target, row[8])
+    return TargetPageRow(TargetRow(*row[:-1]), row[-1])
 
 
 def page_verdict(session: Session, target_id: int) -> Verdict:

@@ -34,7 +34,8 @@ QUIET_S = 3.0  # after the last expected webhook: three delivery sweeps that mus
 AGREE_S = 6.0  # surfaces read one after another (API, /metrics, Chromium) may straddle a round
 
 FAST_SCHEDULE = (
-    "schedule: {tick: 1s, feeds: 1s, alerts: 1s, deliveries: 1s, heartbeats: 1s, dispatch: 1s}\n"
+    "schedule: {tick: 1s, feeds: 1s, alerts: 1s, vantages: 1s, deliveries: 1s, heartbeats: 1s,"
+    " dispatch: 1s}\n"
     "probes: {retry_interval: 0.2}\n"
 )
 WEBHOOK_SECRET = "scenario-webhook-secret-7f3a9c"
