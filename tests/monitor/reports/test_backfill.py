@@ -46,7 +46,7 @@ gpu-0,2026-09-03T10:00:00Z,2026-09-03T11:00:00Z,gremlins
         "line 5: the outage lies outside --observed-from/--observed-to",
         "line 6: start 'yesterday' is not an ISO 8601 time",
         "line 7: cause 'gremlins' is not one of gpu_hardware, provider_wide, regional, "
-        "single_instance, unknown, vantage",
+        "single_instance, stalled_step, unknown, vantage",
     ]
 
 
