@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any, Literal, cast, get_args
 
 from monitor.alerts.channels.redact import redact_url
+from monitor.sla.times import parse_aware
 
 Severity = Literal["critical", "warning", "info"]
 Event = Literal["firing", "resolved"]
@@ -135,9 +136,9 @@ def _moment(document: Mapping[str, Any], key: str) -> datetime:
     if not isinstance(value, str):
         raise ValueError(f"AlertMessage JSON: {key} must be an ISO 8601 time, got {value!r}")
     try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError(f"AlertMessage JSON: {key} is not an ISO 8601 time: {value!r}") from None
+        return parse_aware(value, key)
+    except ValueError as exc:
+        raise ValueError(f"AlertMessage JSON: {exc}") from None
 
 
 def _problems(message: AlertMessage) -> list[str]:

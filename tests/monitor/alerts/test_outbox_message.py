@@ -150,7 +150,12 @@ def test_a_row_without_extra_at_all_loads_too() -> None:
 @pytest.mark.parametrize(
     ("changes", "problem"),
     [
-        pytest.param({"started_at": "yesterday"}, "started_at is not an ISO 8601", id="bad-time"),
+        pytest.param(
+            {"started_at": "yesterday"}, "started_at .yesterday. is not an ISO 8601", id="bad-time"
+        ),
+        pytest.param(
+            {"started_at": "2026-12-01T10:00:00"}, "has no UTC offset", id="time-without-offset"
+        ),
         pytest.param({"started_at": None}, "started_at must be an ISO 8601", id="no-start"),
         pytest.param({"labels": ["gpu-0"]}, "labels must be an object", id="labels-list"),
         pytest.param({"fingerprint": 7}, "fingerprint must be a string", id="number-key"),
