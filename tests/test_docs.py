@@ -8,6 +8,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import click
+
 ROOT = Path(__file__).resolve().parents[1]
 # repository paths: a top-level folder of ours, then a file with an extension or a folder/
 REPO_PATH = re.compile(
@@ -95,3 +97,132 @@ def test_every_package_data_glob_ships_a_file() -> None:
         if not list((ROOT / package).glob(glob))
     ]
     assert empty == []
+
+
+# ---------------------------------------------------------------------- the command line
+
+COMMAND_LINE = "## Command line (a contract: tests and outside checks drive it)"
+
+
+def documented_commands(design: str) -> list[str]:
+    """docs/DESIGN.md's command list: one entry per ``slamon …`` (a line may hold several,
+    ``slamon token list | slamon token revoke NAME``; an indented line that is not a comment
+    continues the one above), comments dropped."""
+    block = design.split(COMMAND_LINE, 1)[1].split("```\n", 2)[1]
+    entries: list[str] = []
+    for line in block.splitlines():
+        code = re.sub(r"\s+#\s.*$", "", line)
+        if not code.strip():
+            continue
+        if code.startswith("slamon "):
+            entries += re.split(r"\s\|\s(?=slamon )", code)
+        else:
+            assert entries, f"a continuation with nothing to continue: {line!r}"
+            entries[-1] += " " + code.strip()
+    return entries
+
+
+def cli_commands() -> dict[str, click.Command]:
+    """Every command a user can run, by its words (``feeds parse``): the leaves of slamon's
+    command groups, hidden ones (``preflight``, the supervisor's own) left out."""
+    from monitor.cli import cli
+
+    found: dict[str, click.Command] = {}
+
+    def walk(group: click.Group, words: list[str]) -> None:
+        with click.Context(group) as ctx:
+            for name in group.list_commands(ctx):
+                command = group.get_command(ctx, name)
+                assert command is not None, name
+                if command.hidden:
+                    continue
+                if isinstance(command, click.Group):
+                    walk(command, [*words, name])
+                else:
+                    found[" ".join([*words, name])] = command
+
+    walk(cli, [])
+    return found
+
+
+def resolve(entry: str, commands: dict[str, click.Command]) -> tuple[str, list[str]]:
+    """The command an entry names (its longest run of leading words that is a command) and
+    the options it names."""
+    words = entry.split()[1:]
+    names = [" ".join(words[:n]) for n in range(len(words), 0, -1)]
+    name = next((n for n in names if n in commands), "")
+    return name, re.findall(r"(?<![\w-])--[a-z][\w-]*", entry)
+
+
+def command_line_problems(design: str) -> list[str]:
+    commands = cli_commands()
+    problems = []
+    listed = set()
+    for entry in documented_commands(design):
+        name, options = resolve(entry, commands)
+        if not name:
+            problems.append(f"DESIGN.md lists a command the CLI does not have: {entry}")
+            continue
+        listed.add(name)
+        known = {o for p in commands[name].params for o in getattr(p, "opts", [])}
+        problems += [
+            f"slamon {name} has no {o} (DESIGN.md: {entry})" for o in options if o not in known
+        ]
+    problems += [f"DESIGN.md does not list slamon {n}" for n in sorted(set(commands) - listed)]
+    return problems
+
+
+def test_design_lists_every_command_of_the_cli_and_only_those() -> None:
+    assert command_line_problems((ROOT / "docs" / "DESIGN.md").read_text()) == []
+
+
+def test_the_command_line_check_sees_a_missing_a_made_up_and_a_wrong_option() -> None:
+    design = (ROOT / "docs" / "DESIGN.md").read_text()
+    block = design.split(COMMAND_LINE, 1)[1].split("```\n", 2)[1]
+    changed = [line for line in block.splitlines() if not line.startswith("slamon migrate")]
+    changed.append("slamon feeds purge --all")
+    changed = [line.replace("--path .env", "--env-file .env") for line in changed]
+    edited = design.replace(block, "\n".join(changed) + "\n")
+    assert command_line_problems(edited) == [
+        "slamon secrets init has no --env-file (DESIGN.md: slamon secrets init [--env-file .env])",
+        "DESIGN.md lists a command the CLI does not have: slamon feeds purge --all",
+        "DESIGN.md does not list slamon migrate",
+    ]
+
+
+# ---------------------------------------------------------------------- links to sections
+
+LINK = re.compile(r"\]\(([\w./-]*\.md)?#([\w-]+)\)")
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def broken_anchors(paths: list[Path]) -> list[str]:
+    found = []
+    for path in paths:
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            for target, anchor in LINK.findall(line):
+                page = (path.parent / target) if target else path
+                headings = re.findall(r"^#+ (.+)$", page.read_text(), re.M) if page.exists() else []
+                if anchor not in {slug(h) for h in headings}:
+                    where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+                    found.append(f"{where}:{number}: no #{anchor} in {page.name}")
+    return found
+
+
+def test_every_link_to_a_section_finds_its_heading() -> None:
+    markdown = [f for f in readable(tracked()) if f.suffix == ".md"]
+    assert broken_anchors(markdown) == []
+
+
+def test_the_anchor_check_sees_a_heading_that_moved(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A\n\n## What `slamon run` prints\n")
+    (tmp_path / "b.md").write_text(
+        "[ok](a.md#what-slamon-run-prints) [moved](a.md#alerts-and-webhooks) [self](#b)\n\n# B\n"
+    )
+    assert [p.split(": ", 1)[1] for p in broken_anchors([tmp_path / "b.md"])] == [
+        "no #alerts-and-webhooks in a.md"
+    ]
