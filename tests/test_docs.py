@@ -226,3 +226,43 @@ def test_the_anchor_check_sees_a_heading_that_moved(tmp_path: Path) -> None:
     assert [p.split(": ", 1)[1] for p in broken_anchors([tmp_path / "b.md"])] == [
         "no #alerts-and-webhooks in a.md"
     ]
+
+
+# ---------------------------------------------------------------------- the YAML reference
+
+
+def reference_fields(reference: str) -> dict[str, set[str]]:
+    """docs/configuration.md's YAML table: section -> the fields its row names (what is in
+    parentheses or braces, the defaults and the nested fields, left out)."""
+    table = reference.split("## The YAML file", 1)[1]
+    rows: dict[str, set[str]] = {}
+    for row in table.splitlines():
+        cells = row.split(" | ")
+        if not row.startswith("| `") or len(cells) != 2:
+            continue
+        section = cells[0].strip("| `").removesuffix("[]")
+        cell = re.sub(r"\{[^}]*\}", "", re.sub(r"\([^()]*\)", "", cells[1]))
+        rows[section] = set(re.findall(r"`(\w+)(?:\[\])? ?`", cell))
+    return rows
+
+
+def config_fields() -> dict[str, set[str]]:
+    """Every field of every section the config takes, from its models."""
+    from pydantic import BaseModel
+
+    from monitor.config.models import Config
+    from monitor.sla.policy_config import _DEFAULTS, _REQUIRED
+
+    fields: dict[str, set[str]] = {}
+    for name, field in Config.model_fields.items():
+        annotation = field.annotation
+        model = getattr(annotation, "__args__", (annotation,))[0]
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            fields[name] = {f.alias or n for n, f in model.model_fields.items()}
+    fields["sla_policies"] = {*_REQUIRED, *_DEFAULTS}
+    return fields
+
+
+def test_the_configuration_reference_lists_every_field_of_the_config() -> None:
+    reference = (ROOT / "docs" / "configuration.md").read_text()
+    assert reference_fields(reference) == config_fields()
