@@ -266,3 +266,48 @@ def config_fields() -> dict[str, set[str]]:
 def test_the_configuration_reference_lists_every_field_of_the_config() -> None:
     reference = (ROOT / "docs" / "configuration.md").read_text()
     assert reference_fields(reference) == config_fields()
+
+
+# ---------------------------------------------------------------------- the REST API
+
+
+PARAMETER = re.compile(r"\{\w+\}")
+
+
+def documented_routes(reference: str) -> set[str]:
+    """docs/api.md's route table as ``METHOD /path`` (``{name}`` as ``{}``, queries dropped):
+    ``GET/POST /api/v1/silences`` is two, and ``/incidents`` after ``GET /api/v1/providers``
+    is ``GET /api/v1/incidents``."""
+    routes = set()
+    for row in reference.split("| route | scope | what |", 1)[1].splitlines()[2:]:
+        if not row.startswith("| `"):
+            break
+        methods, prefix = [], ""
+        for piece in re.findall(r"`([^`]+)`", row.split(" | ")[0]):
+            if " " in piece:
+                verbs, path = piece.split(" ", 1)
+                methods = verbs.split("/")
+                prefix = path.rsplit("/", 1)[0]
+            else:
+                path = prefix + piece
+            path = PARAMETER.sub("{}", path.split("?", 1)[0])
+            routes |= {f"{method} {path}" for method in methods}
+    return routes
+
+
+def served_routes() -> set[str]:
+    """Every route under /api/v1 that the API's OpenAPI schema declares."""
+    from monitor.api.app import create_app
+    from monitor.settings import Settings
+
+    schema = create_app(Settings(database_url="sqlite://")).openapi()
+    return {
+        f"{method.upper()} {PARAMETER.sub('{}', path)}"
+        for path, operations in schema["paths"].items()
+        if path.startswith("/api/v1/")
+        for method in operations
+    }
+
+
+def test_the_api_reference_lists_every_route_the_api_serves() -> None:
+    assert documented_routes((ROOT / "docs" / "api.md").read_text()) == served_routes()
