@@ -311,3 +311,27 @@ def served_routes() -> set[str]:
 
 def test_the_api_reference_lists_every_route_the_api_serves() -> None:
     assert documented_routes((ROOT / "docs" / "api.md").read_text()) == served_routes()
+
+
+def test_the_api_reference_names_every_metric_slamon_serves(tmp_path: Path) -> None:
+    """What ``GET /metrics`` serves on a fresh database (every family is there, without
+    samples) is what docs/api.md names (a counter by its sample's name, with ``_total``)."""
+    from monitor.api.app import create_app
+    from monitor.db.engine import make_engine
+    from monitor.db.migrate import upgrade
+    from monitor.settings import Settings
+    from tests.support import ApiClient
+
+    url = f"sqlite:///{tmp_path / 'slamon.db'}"
+    engine = make_engine(url)
+    try:
+        upgrade(engine)
+    finally:
+        engine.dispose()
+    settings = Settings(database_url=url, config=tmp_path / "none.yaml", state_dir=tmp_path)
+    with ApiClient(create_app(settings)) as client:
+        text = client.get("/metrics").text
+    served = set(re.findall(r"^# TYPE (slamon_\w+) \w+$", text, re.M))
+    documented = set(re.findall(r"`(slamon_\w+)`", (ROOT / "docs" / "api.md").read_text()))
+    assert served
+    assert documented == served
