@@ -335,3 +335,12 @@ def test_the_api_reference_names_every_metric_slamon_serves(tmp_path: Path) -> N
     documented = set(re.findall(r"`(slamon_\w+)`", (ROOT / "docs" / "api.md").read_text()))
     assert served
     assert documented == served
+
+
+def test_the_operations_guide_names_every_console_event_word() -> None:
+    from monitor.events.words import WORDS
+
+    guide = (ROOT / "docs" / "operations.md").read_text()
+    words = re.split(r"\sA feed,\s", guide.split("The words: ", 1)[1], maxsplit=1)[0]
+    named = {" ".join(w.split()) for w in re.findall(r"`([a-z]+(?:\s+[a-z]+)+)`", words)}
+    assert named == set(WORDS)
