@@ -8,8 +8,8 @@ Five endpoints over one ``httpx.Client`` with explicit timeouts (tests fake Graf
 transport with respx): ``GET/PUT /api/datasources/uid/{uid}``, ``POST /api/datasources``,
 ``GET /api/folders/{uid}``, ``POST /api/folders``, ``POST /api/dashboards/db``. Not
 grafana-client: its releases since 4.x pull niquests and urllib3-future, which replaces the
-``urllib3`` package itself and breaks requests-based tools installed beside slamon (README,
-"Dependencies").
+``urllib3`` package itself and breaks requests-based tools installed beside slamon
+(docs/operations.md, "Grafana").
 
 The datasource's database credentials (what *Grafana* uses to reach PostgreSQL, ideally a
 SELECT-only role) come from ``--database-url-for-grafana`` / ``SLAMON_GRAFANA_DB_URL`` or the

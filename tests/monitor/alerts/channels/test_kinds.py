@@ -16,10 +16,10 @@ def test_the_config_names_exactly_the_kinds_the_channels_send() -> None:
     assert sorted(CHANNEL_KINDS) == sorted(KINDS)
 
 
-def test_the_readme_and_design_list_every_channel_kind() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_the_configuration_reference_and_design_list_every_channel_kind() -> None:
+    reference = (ROOT / "docs" / "configuration.md").read_text()
     design = (ROOT / "docs" / "DESIGN.md").read_text()
-    row = next(line for line in readme.splitlines() if line.startswith("| `channels[]`"))
+    row = next(line for line in reference.splitlines() if line.startswith("| `channels[]`"))
     listed = re.findall(r"`(\w+)`", row.split("`kind`", 1)[1].split(")", 1)[0])
     comment = re.search(r"kind: webhook\s+# (.+)", design)
 
