@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Response
 from pydantic import AfterValidator
 
 from monitor.api.auth import DbSession, ReadToken
@@ -12,6 +12,7 @@ from monitor.api.deps import AppState, app_state
 from monitor.api.errors import error_responses
 from monitor.api.schemas import Month, SlaOut, reportable_month
 from monitor.db.base import utcnow
+from monitor.reports.model import MonthlyReport
 from monitor.reports.service import build_monthly, month_to_date
 from monitor.sla.months import month_of
 
@@ -28,7 +29,7 @@ def month_to_date_sla(
         AfterValidator(reportable_month),
         Query(description="YYYY-MM (UTC); default this month"),
     ] = None,
-) -> dict[str, Any]:
+) -> Response:
     """The month's SLA so far (the whole month once it is over) per provider, target and
     pool, as the monthly report counts it. Not a list: one month, not paginated. 404 for a
     month that has not begun."""
@@ -37,6 +38,25 @@ def month_to_date_sla(
         report = month_to_date(session, state.config, now)  # the figures every surface shows
     else:
         report = build_monthly(session, month, now, state.config)
+    return Response(_encoded(report), media_type="application/json")
+
+
+_ENCODED: tuple[MonthlyReport, bytes] | None = None  # the last report and its body
+
+
+def _encoded(report: MonthlyReport) -> bytes:
+    """The report as the response body, validated against ``SlaOut``; the month-to-date
+    report is kept between writes, and so is its body (a thousand targets' rows)."""
+    global _ENCODED
+    kept = _ENCODED
+    if kept is not None and kept[0] is report:
+        return kept[1]
+    body = SlaOut.model_validate(_document(report)).model_dump_json().encode()
+    _ENCODED = (report, body)
+    return body
+
+
+def _document(report: MonthlyReport) -> dict[str, Any]:
     return {
         "month": report.month,
         "period_start": report.period_start,
