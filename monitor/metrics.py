@@ -108,10 +108,20 @@ def _targets(
             left = budget_left(policy, month.end - month.start, spent)
             budget.add_metric(_labels(target), left.total_seconds())
     yield from (up, usable, uptime_ratio, budget, _latency(session, targets))
-    yield from _training(session, targets)
 
 
-def _training(session: Session, targets: dict[int, Target]) -> Iterator[Metric]:
+class TrainingCollector(Collector):
+    """Each pushed target's latest heartbeat, from ``session``: read at every scrape (a job
+    pushes every few seconds, which logs no change, so it is never kept with the rest)."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def collect(self) -> Iterator[Metric]:
+        yield from _training(self.session)
+
+
+def _training(session: Session) -> Iterator[Metric]:
     """Each pushed target's latest step and throughput, as its job reported them."""
     step = GaugeMetricFamily(
         "slamon_training_step", "The step in the target's latest heartbeat", labels=TARGET_LABELS
@@ -121,7 +131,9 @@ def _training(session: Session, targets: dict[int, Target]) -> Iterator[Metric]:
         "Work per second in the target's latest heartbeat (unit: samples or tokens)",
         labels=[*TARGET_LABELS, "unit"],
     )
-    for target_id, beat in heartbeats.latest(session, list(targets)).items():
+    beats = heartbeats.latest(session)  # every target in service that has pushed
+    targets = {t.id: t for t in session.scalars(select(Target).where(Target.id.in_(beats)))}
+    for target_id, beat in beats.items():
         labels = _labels(targets[target_id])
         if beat.step is not None:
             step.add_metric(labels, float(beat.step))

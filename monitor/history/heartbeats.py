@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from monitor.db.dialect import among
-from monitor.db.models import Heartbeat
+from monitor.db.models import Heartbeat, Target
 from monitor.history.spans import clipped
 from monitor.sla.intervals import Span
 from monitor.sla.slowdown import Sample, SlowdownRule, slow_spans
@@ -50,17 +50,20 @@ def work_unit(payload: dict[str, Any] | None) -> str:
     return str((payload or {}).get("unit") or "samples")
 
 
-def latest(session: Session, target_ids: Iterable[int]) -> dict[int, LastHeartbeat]:
-    """The latest heartbeat of each of ``target_ids`` that has one."""
-    ids = list(target_ids)
-    if not ids:
-        return {}
-    newest = (
-        select(Heartbeat.target_id, func.max(Heartbeat.at).label("at"))
-        .where(among(session, Heartbeat.target_id, ids))
-        .group_by(Heartbeat.target_id)
-        .subquery()
-    )
+def latest(session: Session, target_ids: Iterable[int] | None = None) -> dict[int, LastHeartbeat]:
+    """The latest heartbeat of each of ``target_ids`` that has one (None: of every target in
+    service that has one)."""
+    newest = select(Heartbeat.target_id, func.max(Heartbeat.at).label("at"))
+    if target_ids is None:
+        newest = newest.join(Target, Target.id == Heartbeat.target_id).where(
+            Target.retired_at.is_(None)
+        )
+    else:
+        ids = list(target_ids)
+        if not ids:
+            return {}
+        newest = newest.where(among(session, Heartbeat.target_id, ids))
+    last = newest.group_by(Heartbeat.target_id).subquery()
     rows = session.execute(
         select(
             Heartbeat.target_id,
@@ -68,7 +71,7 @@ def latest(session: Session, target_ids: Iterable[int]) -> dict[int, LastHeartbe
             Heartbeat.step,
             Heartbeat.throughput,
             Heartbeat.payload,
-        ).where(Heartbeat.target_id == newest.c.target_id, Heartbeat.at == newest.c.at)
+        ).where(Heartbeat.target_id == last.c.target_id, Heartbeat.at == last.c.at)
     ).all()
     return {
         target_id: LastHeartbeat(at, step, rate, work_unit(payload) if rate is not None else None)

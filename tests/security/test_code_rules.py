@@ -43,9 +43,17 @@ def formatting(node: ast.expr) -> str | None:
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in ("format", "join", "format_map")
         and not composed(node.func.value)
+        and (node.func.attr != "join" or is_text(node.func.value))
     ):
         return f".{node.func.attr}()"
     return None
+
+
+def is_text(node: ast.expr) -> bool:
+    """A string literal (``", ".join``), not a query builder (``select(...).join``)."""
+    return isinstance(node, ast.JoinedStr) or (
+        isinstance(node, ast.Constant) and isinstance(node.value, str)
+    )
 
 
 def composed(node: ast.expr) -> bool:
@@ -103,11 +111,18 @@ def test_no_sql_is_built_by_string_formatting() -> None:
         pytest.param('c.exec_driver_sql("DELETE FROM t WHERE id = %s" % x)', id="percent"),
         pytest.param('cur.execute("SELECT " + column + " FROM t")', id="concatenation"),
         pytest.param('text("SELECT {} FROM t".format(col))', id="format"),
+        pytest.param('c.execute(text("SELECT " + ", ".join(cols)))', id="join-concatenated"),
+        pytest.param('sql = ", ".join(parts)\nc.execute(sql)', id="join-via-a-name"),
         pytest.param('def f(x):\n    sql = f"DROP TABLE {x}"\n    c.execute(sql)', id="via-a-name"),
     ],
 )
 def test_the_scan_catches_each_way_of_formatting_sql(source: str) -> None:
     assert formatted_sql(source, "example.py") != []
+
+
+def test_a_query_builders_join_is_not_string_formatting() -> None:
+    source = "q = select(A).join(B, B.id == A.b_id)\nsession.execute(q)"
+    assert formatted_sql(source, "example.py") == []
 
 
 @pytest.mark.parametrize(

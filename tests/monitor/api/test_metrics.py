@@ -281,3 +281,43 @@ def test_a_provider_whose_incidents_are_all_resolved_reads_zero_open(
     got = samples(api.get("/metrics").text)
     assert got[("slamon_provider_open_incidents", (("provider", "calm"),))] == 0.0
     assert got[("slamon_provider_open_incidents", (("provider", "burning"),))] == 1.0
+
+
+def test_a_scrape_between_writes_is_kept_but_a_new_heartbeat_shows_at_once(
+    api: ApiClient, sessions: sessionmaker[Session]
+) -> None:
+    """The deployment's part of /metrics is kept until something happened; a training job's
+    latest push is read at every scrape (pushes log no change)."""
+    from monitor.db.models import Heartbeat, TaskStat
+
+    now = utcnow()
+    cfg = TargetConfig(name="job", kind="heartbeat", interval=15, provider="aws", pool="h100")
+    with sessions() as session, session.begin():
+        job = upsert_target(session, cfg, "config")
+        session.flush()
+        session.add(Heartbeat(target_id=job.id, at=now, step=10, throughput=100.0, payload={}))
+    first = samples(api.get("/metrics").text)
+    assert first[("slamon_training_throughput", (*labels("job"), ("unit", "samples")))] == 100.0
+    with sessions() as session, session.begin():
+        session.add(
+            Heartbeat(
+                target_id=job.id,
+                at=now + timedelta(seconds=1),
+                step=11,
+                throughput=80.0,
+                payload={},
+            )
+        )
+        # steady traffic that logs no change: kept until the next write or 15 s
+        session.add(TaskStat(task="slamon.tick", runs=1, failures=0, seconds_total=0.1,
+                             last_seconds=0.1, last_finished_at=now))  # fmt: skip
+    second = samples(api.get("/metrics").text)
+    assert second[("slamon_training_step", labels("job"))] == 11.0
+    assert second[("slamon_training_throughput", (*labels("job"), ("unit", "samples")))] == 80.0
+    assert not any(name == "slamon_task_last_duration_seconds" for name, _ in second)
+    with sessions() as session, session.begin():
+        session.add(Alert(fingerprint="fp", rule="target_down", severity="critical", labels={},
+                          summary="down", state="firing", started_at=now))  # fmt: skip
+    third = samples(api.get("/metrics").text)
+    assert third[("slamon_alerts_firing", (("rule", "target_down"), ("severity", "critical")))] == 1
+    assert third[("slamon_task_last_duration_seconds", (("task", "slamon.tick"),))] == 0.1
