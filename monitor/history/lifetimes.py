@@ -70,21 +70,6 @@ def alive_in(session: Session, period: Span) -> list[Alive]:
     ]
 
 
-def lifetimes(session: Session, target_ids: Sequence[int], period: Span) -> dict[int, Span]:
-    """The part of ``period`` each of ``target_ids`` existed (absent: none of it), one query."""
-    if not target_ids:
-        return {}
-    query = select(Target.id, Target.created_at, _first_observed(), Target.retired_at).where(
-        among(session, Target.id, target_ids)
-    )
-    found = {}
-    for target_id, created, first, retired in session.execute(query):
-        life = lifetime_in(period, created, first, retired)
-        if life is not None:
-            found[target_id] = life
-    return found
-
-
 def starts(session: Session, target_ids: Sequence[int]) -> dict[int, datetime]:
     """:func:`born` of each of ``target_ids``, in one query."""
     if not target_ids:

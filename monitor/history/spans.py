@@ -31,7 +31,6 @@ class OutageSpan:
     span: Span
     still_open: bool
     cause: str | None = None
-    started_at: datetime | None = None  # the row's own start (before clipping)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +100,7 @@ def _outages(session: Session, ids: Sequence[int], period: Span) -> dict[int, li
         span = clipped(start, period.end if end is None else end, period)
         if span is not None:
             still_open = end is None or end > period.end
-            found[target_id].append(OutageSpan(series, span, still_open, cause, start))
+            found[target_id].append(OutageSpan(series, span, still_open, cause))
     return found
 
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from sqlalchemy.orm import Session
 
-from monitor.history.lifetimes import alive_in, lifetimes, starts
+from monitor.history.lifetimes import alive_in, starts
 from monitor.sla.intervals import Span
 from tests.monitor.history.conftest import DEC, NOV, observed, target
 
@@ -35,11 +35,8 @@ def test_born_and_retired_mid_month_live_only_their_part(session: Session) -> No
     born = target(session, "born", created=MID)
     retired = target(session, "retired", retired=MID)
     whole = target(session, "whole")
-    assert lifetimes(session, [born.id, retired.id, whole.id], MONTH) == {
-        born.id: Span(MID, DEC),
-        retired.id: Span(NOV, MID),
-        whole.id: MONTH,
-    }
+    found = {a.target.id: a.lifetime for a in alive_in(session, MONTH)}
+    assert found == {born.id: Span(MID, DEC), retired.id: Span(NOV, MID), whole.id: MONTH}
 
 
 def test_alive_in_leaves_out_those_retired_before_or_born_after(session: Session) -> None:
