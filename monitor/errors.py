@@ -14,7 +14,9 @@ the receiver's answer, not by exception::
     ├── AgentError               `slamon agent`: no GPU source, or a push refused (agent/model.py)
     ├── TransientError           may heal: reported, and tried again on the next schedule
     │   ├── FeedUnavailable      timeout, connection error, HTTP 5xx/429 from a status feed
-    │   └── ServiceUnavailable   our own database or broker does not answer
+    │   ├── ServiceUnavailable   our own database or broker does not answer
+    │   └── SweepFailed          a discovery source's API did not answer, refused us, or said
+    │                            something we cannot read: the sweep retires nothing
     └── PermanentError           will not heal until someone changes something
         ├── FeedParseError       a feed document we cannot read at all
         ├── FeedRejected         the feed answered 4xx (other than 429): wrong URL or forbidden
@@ -54,6 +56,12 @@ class FeedUnavailable(TransientError):
 
 class ServiceUnavailable(TransientError):
     """The database or the broker does not answer."""
+
+
+class SweepFailed(TransientError):
+    """A discovery sweep could not list its source's instances (unreachable, unauthorized,
+    throttled, a malformed answer). Nothing is retired on a failed sweep; the next scheduled
+    sweep is the retry. The message is one line naming the source's API and what it said."""
 
 
 class PermanentError(SlamonError):

@@ -45,6 +45,8 @@ def target_values(cfg: TargetConfig, providers: Mapping[str, str] | None = None)
         "recovery_confirmations": cfg.recovery_confirmations,
         "settings": {k: v for k, v in settings.items() if v is not None},
         "labels": dict(cfg.labels),
+        "external_id": cfg.instance_id,
+        "capacity": cfg.capacity,
     }
 
 

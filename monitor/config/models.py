@@ -13,11 +13,15 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    ValidationError,
     field_validator,
     model_validator,
 )
 
 from monitor.config.durations import parse_duration
+from monitor.discovery.kinds import KINDS as DISCOVERY_KINDS
+from monitor.discovery.model import CAPACITIES, Capacity
+from monitor.discovery.template import TemplateError, placeholders
 from monitor.probes.kinds import KINDS
 from monitor.probes.vantages import BlindRule
 from monitor.sla.policy_config import policy_from_config
@@ -178,6 +182,10 @@ class TargetConfig(Strict):
     grace: Duration | None = None
     stall_after: Duration | None = None
     labels: dict[str, str] = {}
+    # the cloud's own id (an EC2 instance id, a node's providerID): account events join on it;
+    # a discovered target carries its instance's
+    instance_id: Annotated[str, Field(min_length=1, max_length=300)] | None = None
+    capacity: Capacity = Field(default="unknown", description=f"One of {', '.join(CAPACITIES)}.")
 
     @model_validator(mode="before")
     @classmethod
@@ -356,8 +364,77 @@ class ScheduleConfig(Strict):
     rollup: Interval = 60.0
     alerts: Interval = 30.0
     vantages: Interval = 30.0  # judging each vantage against the quorum (vantage_blind)
+    discovery: Interval = 15.0  # looking for discovery sources due a sweep (each has ``every``)
     deliveries: Interval = 5.0
     retention: Interval = 3600.0
+
+
+TEMPLATE_FIELDS = frozenset(TargetConfig.model_fields) - {"instance_id"}
+
+
+class DiscoveryConfig(BaseModel):
+    """One discovery source: where instances are listed, how often, and the target each gets.
+
+    The fields below are every kind's; the rest are the kind's own options (``regions``,
+    ``path``, ``url`` …), validated by its record in ``monitor.discovery.kinds``.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=100)]
+    kind: str
+    every: Interval = 60.0
+    retire_after: Annotated[int, Field(ge=1, le=1000)] = 2  # good sweeps missing, then retired
+    timeout: Timeout = 20.0
+    template: dict[str, Any]
+    gpu_types: dict[str, Annotated[int, Field(ge=0, le=1024)]] = {}  # instance type -> GPUs
+    prices: dict[str, Annotated[float, Field(ge=0, allow_inf_nan=False)]] = {}  # type -> $/h
+    price_tag: str | None = None  # a tag or label holding the hourly price
+
+    @field_validator("kind")
+    @classmethod
+    def _known_discovery_kind(cls, value: str) -> str:
+        if value not in DISCOVERY_KINDS:
+            known = ", ".join(sorted(DISCOVERY_KINDS))
+            raise ValueError(f"unknown discovery kind {value!r} (known: {known})")
+        return value
+
+    @field_validator("template")
+    @classmethod
+    def _template_fields(cls, value: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(value) - TEMPLATE_FIELDS)
+        if unknown:
+            raise ValueError(f"template: no target field {unknown[0]!r}")
+        if "kind" not in value:
+            raise ValueError("template: needs a probe kind (kind: http, tcp, dcgm or heartbeat)")
+        for key, item in value.items():
+            texts = item.values() if isinstance(item, dict) else [item]
+            for text in texts:
+                if isinstance(text, str):
+                    try:
+                        placeholders(text)
+                    except TemplateError as exc:
+                        raise ValueError(f"template {key}: {exc}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _kind_options(self) -> DiscoveryConfig:
+        kind = DISCOVERY_KINDS[self.kind]
+        try:
+            kind.options.model_validate(self.model_extra or {})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or self.kind
+            raise ValueError(f"{where}: {first['msg']}") from None
+        missing = kind.missing_extra()
+        if missing:
+            raise ValueError(missing)
+        return self
+
+    @property
+    def options(self) -> Any:
+        """The kind's own options, validated (``FileSdOptions``, ``Ec2Options`` …)."""
+        return DISCOVERY_KINDS[self.kind].options.model_validate(self.model_extra or {})
 
 
 class Config(Strict):
@@ -371,6 +448,7 @@ class Config(Strict):
     routes: list[RouteConfig] = []
     silences: list[SilenceConfig] = []
     sla_policies: list[dict[str, Any]] = []
+    discovery: list[DiscoveryConfig] = []
     probes: ProbesConfig = ProbesConfig()
     alerts: AlertsConfig = AlertsConfig()
     schedule: ScheduleConfig = ScheduleConfig()
@@ -386,8 +464,19 @@ class Config(Strict):
         providers = policy_providers(raw_policies if isinstance(raw_policies, list) else ())
         return {**data, "targets": [_with_provider(t, providers) for t in data["targets"]]}
 
+    @model_validator(mode="after")
+    def _unique_sources(self) -> Config:
+        names = [source.name for source in self.discovery]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"discovery: two sources are named {twice[0]!r}")
+        return self
+
     def target(self, name: str) -> TargetConfig | None:
         return next((t for t in self.targets if t.name == name), None)
+
+    def source(self, name: str) -> DiscoveryConfig | None:
+        return next((s for s in self.discovery if s.name == name), None)
 
 
 def policy_providers(sla_policies: Iterable[Any] = ()) -> dict[str, str]:

@@ -158,10 +158,34 @@ class Target(IdMixin, CreatedMixin, Base):
     recovery_confirmations: Mapped[int | None] = mapped_column(Integer)  # None: confirmations
     settings: Mapped[dict[str, Any]] = mapped_column(default=dict)
     labels: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    source: Mapped[str] = mapped_column(String(16), default="config")
+    source: Mapped[str] = mapped_column(String(16), default="config")  # config | api | discovery
     heartbeat_token_hash: Mapped[str | None] = mapped_column(String(128))
     retired_at: Mapped[datetime | None]
     next_probe_at: Mapped[datetime | None] = mapped_column(index=True)
+    # the cloud's own id (instance id, providerID): discovery matches on it, account events join
+    external_id: Mapped[str | None] = mapped_column(String(300), index=True)
+    capacity: Mapped[str] = mapped_column(String(16), default="unknown")  # on-demand | spot | …
+    discovered_by: Mapped[str | None] = mapped_column(String(100), index=True)  # the source
+    last_seen_at: Mapped[datetime | None]  # the last successful sweep that saw it running
+    missing_sweeps: Mapped[int] = mapped_column(Integer, default=0)
+    # how its life ended (with retired_at): user | preempted | provider | unknown, and the
+    # cloud's own words; an end is an event of the target's history, never an outage
+    ended_by: Mapped[str | None] = mapped_column(String(16))
+    end_detail: Mapped[str | None] = mapped_column(String(500))
+
+
+class DiscoverySource(CreatedMixin, Base):
+    """What slamon knows about sweeping one configured discovery source."""
+
+    __tablename__ = "discovery_sources"
+
+    name: Mapped[str] = mapped_column(String(100), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    last_swept_at: Mapped[datetime | None]
+    last_success_at: Mapped[datetime | None]
+    consecutive_failures: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    instances: Mapped[int] = mapped_column(Integer, default=0)  # seen by the last good sweep
 
 
 class TargetState(Base):
