@@ -19,6 +19,7 @@ COMMANDS = {
     "api": "monitor.cli.serve:api",
     "beat": "monitor.cli.serve:beat",
     "config": "monitor.cli.config_cmd:config",
+    "discover": "monitor.cli.discover_cmd:discover",
     "feeds": "monitor.cli.feeds_cmd:feeds",
     "grafana": "monitor.cli.grafana_cmd:grafana",
     "import": "monitor.cli.report_cmd:import_",

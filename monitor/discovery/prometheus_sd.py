@@ -9,9 +9,9 @@ are template fields only; every other label becomes a target label.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
-from monitor.discovery.model import CAPACITIES, Capacity, Instance
+from monitor.discovery.model import CAPACITIES, Instance
 
 TARGET_FIELDS = ("provider", "region", "zone", "pool", "instance_type", "sla")
 NUMBER_FIELDS = ("gpus", "hourly_price")
@@ -73,6 +73,6 @@ def _instance(address: str, labels: dict[str, str], index: int) -> Instance:
         zone=target.get("zone"),
         instance_type=target.get("instance_type"),
         gpus=target.get("gpus"),
-        capacity=cast(Capacity, capacity),
+        capacity=capacity,
         target=target,
     )

@@ -19,6 +19,9 @@ CHANNEL_DISABLED = "channel disabled"
 CHANNEL_ENABLED = "channel enabled"
 FEED_FAILING = "feed failing"
 FEED_BACK = "feed back"
+FLEET_CHANGED = "fleet changed"
+DISCOVERY_FAILING = "discovery failing"
+DISCOVERY_BACK = "discovery back"
 DATABASE_LOST = "database lost"
 DATABASE_BACK = "database back"
 BROKER_LOST = "broker lost"
@@ -37,6 +40,9 @@ WORDS = (
     CHANNEL_ENABLED,
     FEED_FAILING,
     FEED_BACK,
+    FLEET_CHANGED,
+    DISCOVERY_FAILING,
+    DISCOVERY_BACK,
     DATABASE_LOST,
     DATABASE_BACK,
     BROKER_LOST,
@@ -194,6 +200,19 @@ def feed_back_text(provider: str, url: str, failures: int, down_s: float | None)
     polls = "poll" if failures == 1 else "polls"
     after = f" after {duration(down_s)}" if down_s is not None else ""
     return f"{provider} {url}{after} ({failures} failed {polls})"
+
+
+def fleet_changed_text(source: str, counts: Mapping[str, int], ends: Iterable[str]) -> str:
+    """``lab: 2 added, 1 retired (trainer-3 preempted)``: a sweep that changed the fleet."""
+    parts = [f"{n} {action}" for action, n in counts.items() if n and action != "kept"]
+    named = list(ends)
+    shown = ", ".join(named[:5]) + (f", +{len(named) - 5} more" if len(named) > 5 else "")
+    return f"{source}: {', '.join(parts)}" + (f" ({shown})" if named else "")
+
+
+def discovery_back_text(source: str, failures: int) -> str:
+    sweeps = "sweep" if failures == 1 else "sweeps"
+    return f"{source} ({failures} failed {sweeps})"
 
 
 def lost_text(reason: str, where: str | None = None) -> str:
