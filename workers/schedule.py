@@ -27,6 +27,8 @@ def build_beat_schedule(config: Config) -> dict[str, dict[str, Any]]:
         "alerts-evaluate": _entry("slamon.alerts.evaluate", schedule.alerts, "default"),
         "vantages-judge": _entry("slamon.probes.judge_vantages", schedule.vantages, "default"),
         "alerts-deliver": _entry("slamon.alerts.deliver", schedule.deliveries, "deliveries"),
+        # cloud APIs answer in seconds: on the feeds queue, beside the other outside reads
+        "discovery-sweep": _entry("slamon.discovery.sweep_due", schedule.discovery, "feeds"),
         "reports-monthly": {
             "task": "slamon.reports.monthly",
             "schedule": crontab(minute=0, hour=2, day_of_month=1),  # after the month has closed

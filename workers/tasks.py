@@ -181,6 +181,26 @@ def judge_vantages() -> int:
     return sum(v.blind_since is not None for v in health)
 
 
+@app.task(name="slamon.discovery.sweep_due")
+def sweep_discovery() -> dict[str, int]:
+    """Sweep every discovery source whose ``every`` has passed; per source, the instances a
+    good sweep listed (-1: the sweep failed, retired nothing, and is on the source's record)."""
+    from monitor.db.base import utcnow
+    from monitor.fleet.sweep import due_sources, sweep
+
+    rt = runtime()
+    if not rt.config.discovery:
+        return {}
+    now = utcnow()
+    with rt.sessions() as session:
+        due = due_sources(session, rt.config, now)
+    listed = {}
+    for source in due:
+        outcome = sweep(rt.sessions, rt.config, source, now)
+        listed[source.name] = outcome.instances if outcome.ok else -1
+    return listed
+
+
 @app.task(name="slamon.reports.monthly")
 def build_last_month_report(month: str | None = None) -> str:
     """Build and keep last month's report in every format (run by beat on the 1st)."""

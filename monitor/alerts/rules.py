@@ -179,6 +179,26 @@ def from_feed(provider: str, url: str, stale: bool, at: datetime, error: str | N
     )
 
 
+def from_discovery(
+    source: str, kind: str, failing: bool, at: datetime, error: str | None
+) -> Signal:
+    """``discovery_failing``: a discovery source's sweeps have failed for too long (and retired
+    nothing meanwhile: the fleet slamon shows may be out of date)."""
+    labels = {"source": source, "kind": kind}
+    summary = f"discovery source {source} ({kind}) failing" + (
+        f": {error}" if error and failing else ""
+    )
+    return Signal(
+        "discovery_failing",
+        fingerprint("discovery_failing", labels),
+        "warning",
+        labels,
+        summary,
+        failing,
+        at,
+    )
+
+
 def from_slowdown(
     target: TargetFacts, slowdown: Slowdown, share: float, unit: str, at: datetime
 ) -> Signal:

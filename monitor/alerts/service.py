@@ -14,6 +14,7 @@ from monitor.alerts.rules import (
     Signal,
     TargetFacts,
     fingerprint,
+    from_discovery,
     from_feed,
     from_incident,
     from_slowdown,
@@ -24,7 +25,16 @@ from monitor.alerts.rules import (
 from monitor.alerts.sla_rules import breach_signal, burn_signal, burn_windows
 from monitor.config.models import Config
 from monitor.db.base import utcnow
-from monitor.db.models import Alert, CreditClaim, Feed, ProbeResult, Provider, Target
+from monitor.db.models import (
+    Alert,
+    CreditClaim,
+    DiscoverySource,
+    Feed,
+    ProbeResult,
+    Provider,
+    Target,
+    TargetState,
+)
 from monitor.history import heartbeats, incidents, lifetimes, spans
 from monitor.history.spans import REACHABLE, TargetSpans
 from monitor.probes.kinds import target_rules, usable_matters
@@ -70,6 +80,8 @@ def on_transitions(
             change.series == "usable" and not _usable_matters(row, change, reachable_down)
         ):
             continue
+        if _held(row, change):
+            continue  # down or gone? the next sweep says (see _held_down_signals)
         facts = _facts(row)
         signals += from_transition(
             facts,
@@ -82,6 +94,64 @@ def on_transitions(
             was=change.was,
         )
     return apply(session, signals, config, now, public_url=public_url)
+
+
+def _held(row: Target, change: TargetTransition) -> bool:
+    """A discovered target that stops answering may have been stopped or reclaimed, which is
+    the end of its life, not an outage: its ``target_down`` waits for a sweep that still
+    lists it running (or for its source to stay silent too long), so a preemption pages no
+    one."""
+    return (
+        row.source == "discovery"
+        and change.series == "reachable"
+        and (change.transition.state == "down")
+    )
+
+
+def _held_down_signals(session: Session, config: Config, now: datetime) -> list[Signal]:
+    """``target_down`` for discovered targets that are down while a sweep since has listed
+    them running, or whose source has not swept successfully for three of its periods (the
+    cloud cannot say, and unknown is never taken for fine)."""
+    verdict = TargetState
+    query = (
+        select(Target, verdict.since)
+        .join(verdict, verdict.target_id == Target.id)
+        .where(
+            Target.source == "discovery",
+            Target.retired_at.is_(None),
+            verdict.vantage == "*",
+            verdict.series == REACHABLE,
+            verdict.state == "down",
+        )
+    )
+    signals = []
+    for row, since in session.execute(query):
+        source = config.source(row.discovered_by or "")
+        confirmed = row.last_seen_at is not None and row.last_seen_at >= since
+        silent = source is None or now - since > timedelta(seconds=3 * source.every)
+        if not (confirmed or silent):
+            continue
+        why = (
+            f"still listed running by discovery source {row.discovered_by}"
+            if confirmed
+            else f"discovery source {row.discovered_by} has not confirmed it is running"
+        )
+        signals += from_transition(_facts(row), REACHABLE, "down", "up", since, why)
+    return signals
+
+
+def _discovery_signals(session: Session, config: Config, now: datetime) -> list[Signal]:
+    """``discovery_failing`` per configured source, like ``feed_stale`` per feed."""
+    after = timedelta(seconds=config.alerts.discovery_failing_after)
+    configured = {source.name for source in config.discovery}
+    signals = []
+    for state in session.scalars(select(DiscoverySource)):
+        if state.name not in configured or state.last_swept_at is None:
+            continue
+        reference = state.last_success_at or state.created_at
+        failing = state.consecutive_failures > 0 and now - reference >= after
+        signals.append(from_discovery(state.name, state.kind, failing, now, state.last_error))
+    return signals
 
 
 def _facts(row: Target, provider: str | None = None) -> TargetFacts:
@@ -118,6 +188,7 @@ EVALUATED_RULES = (
     "sla_breach",
     "vantage_blind",
     "training_slowdown",
+    "discovery_failing",
 )
 
 
@@ -133,6 +204,8 @@ def evaluate(
         *_sla_signals(session, config, now),
         *_vantage_signals(session, now),
         *_slowdown_signals(session, config, now),
+        *_discovery_signals(session, config, now),
+        *_held_down_signals(session, config, now),
     ]
     signals += _orphans(session, signals, now)
     claims = _claim_signals(session, now)

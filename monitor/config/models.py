@@ -324,6 +324,7 @@ class AlertsConfig(Strict):
     retry_base: Interval = 5.0
     retry_max: Interval = 600.0
     feed_stale_after: Interval = 30 * 60.0
+    discovery_failing_after: Interval = 5 * 60.0  # failed sweeps for this long: discovery_failing
     burn_min_samples: Annotated[int, Field(ge=1)] = 10
     burn_windows: Annotated[list[BurnWindowConfig], Field(min_length=1)] = DEFAULT_BURN_WINDOWS
     # a vantage disagreeing with the quorum on this share of its targets for this long is blind

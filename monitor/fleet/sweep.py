@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import func, insert, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.config.models import Config, DiscoveryConfig, policy_providers
@@ -85,6 +85,7 @@ def sweep(
             session.rollback()
         return SweepOutcome(source.name, steps=plan.steps, instances=len(instances))
     with sessions() as session, session.begin():
+        _one_sweep_at_a_time(session)
         plan = decide(session, config, source, instances)
         apply(session, config, source, plan, now)
         _succeeded(session, source, now, len(instances), plan)
@@ -163,13 +164,14 @@ def apply(
     for step in plan.steps:
         if step.action == "added" and step.config is not None:
             values = target_values(step.config, providers)
-            added.append(Target(**values, **_discovered(source, now)))
+            added.append({**values, **_discovered(source, now)})
         elif step.action == "updated" and step.config is not None and step.row_id in rows:
             _update(rows[step.row_id], target_values(step.config, providers))
         elif step.action == "retired" and step.row_id in rows:
             end_life(session, rows[step.row_id], step, now)
-    session.add_all(added)
     session.flush()
+    if added:  # one executemany, not an INSERT per instance (ORM bulk insert, no RETURNING)
+        session.execute(insert(Target), added)
     running = [s.row_id for s in plan.steps if s.seen_running and s.row_id is not None]
     listed = [s.row_id for s in plan.steps if s.seen and not s.seen_running and s.row_id]
     missing = [s.row_id for s in plan.steps if not s.seen and s.action == "kept" and s.row_id]
@@ -184,7 +186,7 @@ def _writes(step: Step) -> bool:
 
 def _discovered(source: DiscoveryConfig, now: datetime) -> dict[str, Any]:
     return {"source": "discovery", "discovered_by": source.name, "last_seen_at": now,
-            "missing_sweeps": 0}  # fmt: skip
+            "missing_sweeps": 0, "created_at": now}  # fmt: skip
 
 
 def _update(row: Target, values: Mapping[str, Any]) -> None:
@@ -265,6 +267,16 @@ def _state(session: Session, source: DiscoveryConfig) -> DiscoverySource:
         session.add(state)
     state.kind = source.kind
     return state
+
+
+SWEEP_LOCK_KEY = 0x51A3_0002  # any constant: the advisory lock guarding sweeps' writes
+
+
+def _one_sweep_at_a_time(session: Session) -> None:
+    """Two workers that sweep at once (a slow sweep overlapping the next) take turns on
+    PostgreSQL, or both would insert one new instance; SQLite's writers take turns anyway."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(select(func.pg_advisory_xact_lock(SWEEP_LOCK_KEY)))
 
 
 def due_sources(session: Session, config: Config, now: datetime) -> list[DiscoveryConfig]:
