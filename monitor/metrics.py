@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 from monitor.config import Config
 from monitor.db.base import utcnow
 from monitor.db.models import Alert, Delivery, Feed, ProbeRollup, Provider, Target, TaskStat
+from monitor.fleet.health import source_health
 from monitor.history import heartbeats, incidents
 from monitor.probes.vantages import vantage_health
 from monitor.reports.service import month_to_date
@@ -50,6 +51,7 @@ class SlamonCollector(Collector):
         yield _feed_failures(self.session)
         yield from _feed_health(self.session)
         yield from _vantages(self.session)
+        yield from _discovery(self.session, self.config, now)
         yield _alerts(self.session)
         yield _deliveries(self.session)
         yield from _tasks(self.session)
@@ -221,6 +223,39 @@ def _feed_health(session: Session) -> Iterator[Metric]:
         if succeeded is not None:
             success.add_metric([slug, kind], succeeded.timestamp())
     yield from (up, success)
+
+
+def _discovery(session: Session, config: Config, now: datetime) -> Iterator[Metric]:
+    """Each discovery source's sweeps, judged as the alert is (``discovery_failing``); a source
+    never swept has no ``up`` sample (unknown, not up)."""
+    labels = ["source", "kind"]
+    up = GaugeMetricFamily(
+        "slamon_discovery_up",
+        "1 while the source's sweeps succeed, 0 once they fail; absent until first swept",
+        labels=labels,
+    )
+    failing = GaugeMetricFamily(
+        "slamon_discovery_failing",
+        "1 while discovery_failing fires for the source (its sweeps fail for too long)",
+        labels=labels,
+    )
+    success = GaugeMetricFamily(
+        "slamon_discovery_last_success_timestamp_seconds",
+        "When the source last swept successfully (Unix time); absent if it never has",
+        labels=labels,
+    )
+    listed = GaugeMetricFamily(
+        "slamon_discovery_instances", "Instances the last good sweep listed", labels=labels
+    )
+    for source in source_health(session, config, now):
+        key = [source.name, source.kind]
+        if source.last_swept_at is not None:
+            up.add_metric(key, 0.0 if source.consecutive_failures else 1.0)
+            failing.add_metric(key, 1.0 if source.failing else 0.0)
+        if source.last_success_at is not None:
+            success.add_metric(key, source.last_success_at.timestamp())
+            listed.add_metric(key, float(source.instances))
+    yield from (up, failing, success, listed)
 
 
 def _vantages(session: Session) -> Iterator[Metric]:

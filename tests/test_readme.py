@@ -97,7 +97,7 @@ def declared() -> set[str]:
     names = {_name(r) for r in project["dependencies"]}
     for extra in project["optional-dependencies"].values():
         names |= {_name(r) for r in extra}
-    return names
+    return names - {project["name"]}  # `slamon[aws,…]` in dev: the package's own extras
 
 
 def test_the_dependency_tables_name_exactly_the_declared_dependencies() -> None:

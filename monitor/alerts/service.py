@@ -28,13 +28,13 @@ from monitor.db.base import utcnow
 from monitor.db.models import (
     Alert,
     CreditClaim,
-    DiscoverySource,
     Feed,
     ProbeResult,
     Provider,
     Target,
     TargetState,
 )
+from monitor.fleet.health import source_health
 from monitor.history import heartbeats, incidents, lifetimes, spans
 from monitor.history.spans import REACHABLE, TargetSpans
 from monitor.probes.kinds import target_rules, usable_matters
@@ -141,17 +141,12 @@ def _held_down_signals(session: Session, config: Config, now: datetime) -> list[
 
 
 def _discovery_signals(session: Session, config: Config, now: datetime) -> list[Signal]:
-    """``discovery_failing`` per configured source, like ``feed_stale`` per feed."""
-    after = timedelta(seconds=config.alerts.discovery_failing_after)
-    configured = {source.name for source in config.discovery}
-    signals = []
-    for state in session.scalars(select(DiscoverySource)):
-        if state.name not in configured or state.last_swept_at is None:
-            continue
-        reference = state.last_success_at or state.created_at
-        failing = state.consecutive_failures > 0 and now - reference >= after
-        signals.append(from_discovery(state.name, state.kind, failing, now, state.last_error))
-    return signals
+    """``discovery_failing`` per configured source that has been swept, like ``feed_stale``."""
+    return [
+        from_discovery(s.name, s.kind, s.failing, now, s.last_error)
+        for s in source_health(session, config, now)
+        if s.last_swept_at is not None
+    ]
 
 
 def _facts(row: Target, provider: str | None = None) -> TargetFacts:

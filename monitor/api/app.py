@@ -11,6 +11,7 @@ from monitor import __version__
 from monitor.api import (
     alerts,
     channels,
+    discovery,
     health,
     heartbeats,
     incidents,
@@ -44,7 +45,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(metrics.router)
     app.include_router(targets.router)
-    for resource in (providers, incidents, outages, alerts, channels, vantages, sla):
+    for resource in (providers, incidents, outages, alerts, channels, vantages, sla, discovery):
         app.include_router(resource.router)
     app.include_router(heartbeats.router)
     app.include_router(reports.router)

@@ -232,3 +232,15 @@ class SlaOut(BaseModel):
     providers: list[ProviderSla]
     targets: list[TargetSla]
     pools: list[PoolSla]
+
+
+class DiscoverySourceOut(BaseModel):
+    name: str
+    kind: str
+    state: Literal["ok", "degraded", "failing", "unknown"]
+    every: float
+    last_swept_at: datetime | None
+    last_success_at: datetime | None
+    consecutive_failures: int
+    last_error: str | None
+    instances: int  # listed by the last good sweep

@@ -87,6 +87,11 @@ class TargetOut(BaseModel):
     created_at: datetime
     retired_at: datetime | None
     has_heartbeat_token: bool
+    instance_id: str | None = None  # the cloud's own id (a discovered target's external id)
+    capacity: str = "unknown"
+    discovered_by: str | None = None  # the discovery source that registered it
+    ended_by: str | None = None  # with retired_at: user | preempted | provider | unknown
+    end_detail: str | None = None
     state: Literal["up", "unusable", "down", "unknown"] = "unknown"
     reachable: Literal["up", "down", "unknown"] = "unknown"
     usable: Literal["up", "down", "unknown"] = "unknown"
@@ -174,6 +179,11 @@ def target_out(
         "created_at": row.created_at,
         "retired_at": row.retired_at,
         "has_heartbeat_token": row.heartbeat_token_hash is not None,
+        "instance_id": row.external_id,
+        "capacity": row.capacity,
+        "discovered_by": row.discovered_by,
+        "ended_by": row.ended_by,
+        "end_detail": row.end_detail,
     }
 
 

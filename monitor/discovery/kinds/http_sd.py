@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-import httpx
 from pydantic import Field
 
 from monitor.discovery.kind import DiscoveryKind, SourceOptions, SweepContext
@@ -24,6 +23,8 @@ class HttpSdOptions(SourceOptions):
 
 
 def list_instances(options: HttpSdOptions, context: SweepContext) -> Sequence[Instance]:
+    import httpx  # loaded by a process that sweeps, not by every one that reads the config
+
     headers = {"Accept": "application/json", "User-Agent": "slamon-discovery"}
     if options.token:
         headers["Authorization"] = f"Bearer {options.token}"
