@@ -149,13 +149,15 @@ def plan_sweep(
     known: Sequence[Known],
     current: Mapping[int, Mapping[str, Any]],
     providers: Mapping[str, str] | None = None,
+    desired: Mapping[str, TargetConfig | ValueError] | None = None,
 ) -> Plan:
     """Decide one successful sweep of ``source``.
 
     ``known``: every target row the sweep may touch (this source's, and any other that holds
     one of the listed external ids or wanted names). ``current``: for this source's rows, the
     columns each holds now (to tell ``updated`` from ``kept``); ``providers`` names each SLA
-    policy's provider, as :func:`monitor.targets.target_values` takes it.
+    policy's provider, as :func:`monitor.targets.target_values` takes it. ``desired``: each
+    running instance's :func:`desired_target` (or why it has none), when the caller has it.
     """
     by_external: dict[str, Known] = {}
     for row in sorted(known, key=lambda r: (r.retired, r.id)):  # a live row first
@@ -167,7 +169,8 @@ def plan_sweep(
     claimed_names: dict[str, str] = {}  # name -> external id, within this sweep
     for instance in _distinct(instances):
         holder = by_external.get(instance.external_id)
-        step = _step(source, instance, holder, by_name, claimed_names, current, providers)
+        wanted = (desired or {}).get(instance.external_id)
+        step = _step(source, instance, holder, by_name, claimed_names, current, providers, wanted)
         if step is None:
             continue
         if holder is not None and holder.discovered_by == source.name:
@@ -220,6 +223,7 @@ def _step(
     claimed: dict[str, str],
     current: Mapping[int, Mapping[str, Any]],
     providers: Mapping[str, str] | None,
+    known_wanted: TargetConfig | ValueError | None = None,
 ) -> Step | None:
     ours = row is not None and row.source == "discovery" and row.discovered_by == source.name
     if row is not None and not ours:
@@ -242,7 +246,9 @@ def _step(
             return None  # pending: registered once it runs
         return _about("kept", row.name, instance, "not running yet, or stopping", row_id=row_id)
     try:
-        wanted = desired_target(source, instance)
+        if isinstance(known_wanted, ValueError):
+            raise known_wanted
+        wanted = known_wanted or desired_target(source, instance)
     except (TemplateError, ValueError) as exc:
         name = row.name if row is not None else instance.name
         return _about("refused", name, instance, str(exc), row_id=row_id)

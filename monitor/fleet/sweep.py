@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, or_, select, update
+from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from monitor.config.models import Config, DiscoveryConfig, policy_providers
+from monitor.config.models import Config, DiscoveryConfig, TargetConfig, policy_providers
 from monitor.db.base import utcnow
 from monitor.db.dialect import among
 from monitor.db.models import DiscoverySource, Outage, Target
@@ -110,12 +110,16 @@ def decide(
     session: Session, config: Config, source: DiscoveryConfig, instances: Sequence[Instance]
 ) -> Plan:
     """The plan for ``instances``, from one read of the rows it may touch."""
+    desired: dict[str, TargetConfig | ValueError] = {}
     names = set()
     for instance in instances:
+        if instance.state != "running" or instance.external_id in desired:
+            continue
         try:
-            names.add(desired_target(source, instance).name)
-        except ValueError:
-            names.add(instance.name)
+            wanted = desired[instance.external_id] = desired_target(source, instance)
+            names.add(wanted.name)
+        except ValueError as exc:
+            desired[instance.external_id] = exc
     external_ids = {instance.external_id for instance in instances}
     columns = (Target.id, Target.name, Target.source, Target.discovered_by, Target.external_id,
                Target.retired_at, Target.missing_sweeps)  # fmt: skip
@@ -143,35 +147,31 @@ def decide(
         if row.discovered_by == source.name:
             current[row.id] = {c: getattr(row, c) for c in COMPARED}
     providers = policy_providers(config.sla_policies)
-    return plan_sweep(source, instances, known, current, providers)
+    return plan_sweep(source, instances, known, current, providers, desired)
 
 
 def apply(
     session: Session, config: Config, source: DiscoveryConfig, plan: Plan, now: datetime
 ) -> None:
-    """Write ``plan``: inserts, updates, ends, and the sweep's memory of each instance."""
+    """Write ``plan`` in bulk: one batched insert, one batched update per kind of change, the
+    ends with their outages, and the sweep's memory of each instance."""
     providers = policy_providers(config.sla_policies)
-    changing = {s.row_id for s in plan.steps if s.row_id is not None and _writes(s)}
-    rows = (
-        {
-            t.id: t
-            for t in session.scalars(select(Target).where(among(session, Target.id, changing)))
-        }
-        if changing
-        else {}
-    )
-    added = []
+    added, updated = [], []
     for step in plan.steps:
-        if step.action == "added" and step.config is not None:
-            values = target_values(step.config, providers)
+        if step.config is None:
+            continue
+        values = target_values(step.config, providers)
+        if step.action == "added":
             added.append({**values, **_discovered(source, now)})
-        elif step.action == "updated" and step.config is not None and step.row_id in rows:
-            _update(rows[step.row_id], target_values(step.config, providers))
-        elif step.action == "retired" and step.row_id in rows:
-            end_life(session, rows[step.row_id], step, now)
-    session.flush()
+        elif step.action == "updated" and step.row_id is not None:
+            revived = {"source": "discovery", "retired_at": None, "ended_by": None,
+                       "end_detail": None}  # fmt: skip
+            updated.append({"id": step.row_id, **values, **revived})
     if added:  # one executemany, not an INSERT per instance (ORM bulk insert, no RETURNING)
         session.execute(insert(Target), added)
+    if updated:  # ORM bulk UPDATE by primary key: one executemany per set of columns
+        session.execute(update(Target), _due_now_where_probing_changed(session, updated))
+    end_lives(session, [s for s in plan.steps if s.action == "retired"], now)
     running = [s.row_id for s in plan.steps if s.seen_running and s.row_id is not None]
     listed = [s.row_id for s in plan.steps if s.seen and not s.seen_running and s.row_id]
     missing = [s.row_id for s in plan.steps if not s.seen and s.action == "kept" and s.row_id]
@@ -180,25 +180,23 @@ def apply(
     _remember(session, missing, {"missing_sweeps": Target.missing_sweeps + 1})
 
 
-def _writes(step: Step) -> bool:
-    return step.action in ("updated", "retired")
+def _due_now_where_probing_changed(
+    session: Session, updated: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """A target whose kind, URL or interval changed is due now (as a config change makes it)."""
+    probing = (Target.id, *(getattr(Target, c) for c in PROBE_COLUMNS))
+    ids = [values["id"] for values in updated]
+    before = {row[0]: row[1:] for row in session.execute(select(*probing).where(
+        among(session, Target.id, ids)))}  # fmt: skip
+    for values in updated:
+        if before.get(values["id"]) != tuple(values[c] for c in PROBE_COLUMNS):
+            values["next_probe_at"] = None
+    return updated
 
 
 def _discovered(source: DiscoveryConfig, now: datetime) -> dict[str, Any]:
     return {"source": "discovery", "discovered_by": source.name, "last_seen_at": now,
             "missing_sweeps": 0, "created_at": now}  # fmt: skip
-
-
-def _update(row: Target, values: Mapping[str, Any]) -> None:
-    """Bring ``row`` in line; a life that ended and runs again is alive (its end forgotten,
-    its history kept); a change to what is probed makes it due now."""
-    wanted = {**values, "source": "discovery", "retired_at": None, "ended_by": None,
-              "end_detail": None}  # fmt: skip
-    changed = {k: v for k, v in wanted.items() if getattr(row, k) != v}
-    if changed.keys() & PROBE_COLUMNS:
-        changed["next_probe_at"] = None
-    for key, value in changed.items():
-        setattr(row, key, value)
 
 
 def _remember(session: Session, ids: Iterable[int], values: Mapping[str, Any]) -> None:
@@ -207,28 +205,65 @@ def _remember(session: Session, ids: Iterable[int], values: Mapping[str, Any]) -
         session.execute(update(Target).where(among(session, Target.id, ids)).values(**values))
 
 
-def end_life(session: Session, row: Target, step: Step, now: datetime) -> None:
-    """Retire ``row`` as its cloud ended it (see the module's docstring for its outages)."""
-    end = min(step.ended_at or now, now)
-    open_outages = list(
-        session.scalars(select(Outage).where(Outage.target_id == row.id, Outage.end.is_(None)))
+def end_lives(session: Session, steps: Sequence[Step], now: datetime) -> None:
+    """Retire each step's target as its cloud ended it (see the module's docstring for what
+    happens to its open outages), in a fixed number of statements."""
+    ids = [s.row_id for s in steps if s.row_id is not None]
+    if not ids:
+        return
+    lives = {
+        row.id: row
+        for row in session.execute(
+            select(Target.id, Target.created_at, Target.last_seen_at).where(
+                among(session, Target.id, ids)
+            )
+        )
+    }
+    open_outages: dict[int, list[tuple[int, datetime]]] = {}
+    query = select(Outage.target_id, Outage.id, Outage.start).where(
+        among(session, Outage.target_id, ids), Outage.end.is_(None)
     )
-    ended_by = step.ended_by or "unknown"
-    if ended_by in ENDS_THAT_ARE_NOT_DOWNTIME:
-        confirmed_running = row.last_seen_at or row.created_at
-        after = [o.start for o in open_outages if o.start >= confirmed_running]
+    for target_id, outage_id, start in session.execute(query):
+        open_outages.setdefault(target_id, []).append((outage_id, start))
+    retired, closed, dropped = [], [], []
+    for step in steps:
+        life = lives.get(step.row_id or -1)
+        if life is None:
+            continue
+        mine = open_outages.get(life.id, [])
+        end = life_end(step, life.created_at, life.last_seen_at, [s for _, s in mine], now)
+        for outage_id, start in mine:
+            if start >= end:
+                dropped.append(outage_id)  # the end of the life, not downtime
+            else:
+                closed.append({"id": outage_id, "end": end})
+        retired.append({"id": life.id, "retired_at": end, "next_probe_at": None,
+                        "ended_by": step.ended_by or "unknown",
+                        "end_detail": (step.end_detail or step.reason)[:500] or None})  # fmt: skip
+    if dropped:
+        session.execute(delete(Outage).where(among(session, Outage.id, dropped)))
+    if closed:
+        session.execute(update(Outage), closed)
+    session.execute(update(Target), retired)
+
+
+def life_end(
+    step: Step,
+    created_at: datetime,
+    last_seen_at: datetime | None,
+    open_starts: Sequence[datetime],
+    now: datetime,
+) -> datetime:
+    """When a life ended: when the cloud says (never after now), or, for an end by the user or
+    the spot market, where the probes' failures began if they began after the last sweep that
+    saw it running (they were the end itself); never before it was registered."""
+    end = min(step.ended_at or now, now)
+    if (step.ended_by or "unknown") in ENDS_THAT_ARE_NOT_DOWNTIME:
+        confirmed_running = last_seen_at or created_at
+        after = [start for start in open_starts if start >= confirmed_running]
         if after:
             end = min(end, *after)
-    end = max(end, row.created_at)
-    for outage in open_outages:
-        if outage.start >= end:
-            session.delete(outage)  # the end of the life, not downtime
-        else:
-            outage.end = end
-    row.retired_at = end
-    row.next_probe_at = None
-    row.ended_by = ended_by
-    row.end_detail = (step.end_detail or step.reason)[:500] or None
+    return max(end, created_at)
 
 
 def _failed(session: Session, source: DiscoveryConfig, now: datetime, error: str) -> None:
