@@ -56,6 +56,24 @@ class TargetPage:
     bar: tuple[Bucket, ...]  # DAYS daily buckets, equal adjacent ones joined
     uptime: tuple[Uptime, ...]  # over WINDOWS
     outages: tuple[OutageView, ...]  # newest first
+    ended_by: str | None = None  # how the life ended: user | preempted | provider | unknown
+    end_detail: str | None = None  # the cloud's own words
+    capacity: str = "unknown"
+
+    @property
+    def end_words(self) -> str | None:
+        """The end of the life as the page says it: never an outage."""
+        if self.retired_at is None or self.ended_by is None:
+            return None
+        return END_WORDS.get(self.ended_by, self.ended_by)
+
+
+END_WORDS = {
+    "user": "stopped by the account",
+    "preempted": "reclaimed by its provider (spot / preemptible capacity; not downtime)",
+    "provider": "ended by its provider (a retirement or a host failure)",
+    "unknown": "ended; no one said why",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +176,9 @@ def target_page(session: Session, name: str, now: datetime) -> TargetPage | None
         bar=history_bar(line, edges),
         uptime=tuple(uptime(line, now, w) for w in WINDOWS),
         outages=tuple(outage_view(o, now) for o in outages),
+        ended_by=row.ended_by,
+        end_detail=row.end_detail,
+        capacity=row.capacity,
     )
 
 

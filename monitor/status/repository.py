@@ -193,6 +193,9 @@ def firing_alerts(session: Session) -> list[AlertRow]:
 class TargetPageRow:
     target: TargetRow
     retired_at: datetime | None
+    ended_by: str | None = None  # with retired_at, where a discovery sweep said who ended it
+    end_detail: str | None = None
+    capacity: str = "unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,11 +228,15 @@ class ProviderPageRow:
 
 def page_target(session: Session, name: str) -> TargetPageRow | None:
     """The target named ``name``, live or retired; None when there is none."""
-    query = select(*TARGET_COLUMNS, Target.retired_at).where(Target.name == name)
+    life = (Target.retired_at, Target.ended_by, Target.end_detail, Target.capacity)
+    query = select(*TARGET_COLUMNS, *life).where(Target.name == name)
     row = session.execute(query).one_or_none()
     if row is None:
         return None
-    return TargetPageRow(TargetRow(*row[:-1]), row[-1])
+    values: tuple[Any, ...] = tuple(row)
+    retired_at, ended_by, end_detail, capacity = values[-len(life) :]
+    target = TargetRow(*values[: -len(life)])
+    return TargetPageRow(target, retired_at, ended_by, end_detail, capacity)
 
 
 def page_verdict(session: Session, target_id: int) -> Verdict:

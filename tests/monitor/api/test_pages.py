@@ -167,6 +167,26 @@ def test_a_retired_target_keeps_its_page(api: ApiClient, sessions: sessionmaker[
     page = api.get("/targets/old-box").text
 
     assert elements(page, "header", "data-target")["old-box"].attrs["data-state"] == "retired"
+    assert "Its life ended" not in page  # retired by a person: no end to tell
+
+
+def test_a_discovered_targets_page_says_how_its_life_ended(
+    api: ApiClient, sessions: sessionmaker[Session]
+) -> None:
+    with sessions() as session:
+        row = add_target(session, "spot-box")
+        row.retired_at = utcnow() - timedelta(minutes=5)
+        row.capacity, row.ended_by = "spot", "preempted"
+        row.end_detail = "Server.SpotInstanceTermination: Spot instance termination"
+        session.commit()
+    page = api.get("/targets/spot-box").text
+
+    [end] = elements(page, "p", "data-ended-by").values()
+    assert end.attrs["data-ended-by"] == "preempted"
+    assert "reclaimed by its provider" in end.text
+    assert "not downtime" in end.text
+    assert "Server.SpotInstanceTermination" in end.text
+    assert " · spot · " in page
 
 
 def test_the_status_page_links_each_target_and_provider_to_its_page_even_odd_names(
