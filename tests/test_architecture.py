@@ -187,6 +187,9 @@ TIMELINE_WRITERS = {
     "monitor.feeds.store": "upserts the incidents a feed lists",
     "monitor.api.heartbeats": "stores what a job or an agent pushes",
     "monitor.reports.backfill": "imports outages and observed windows from another monitor",
+    "monitor.fleet.sweep": (
+        "ends a life: drops the outage the end itself opened, closes one the cloud saw running"
+    ),
 }
 
 
