@@ -150,6 +150,7 @@ class Metrics:
     open_incidents: dict[str, float]  # by provider
     task_finished: dict[str, float]  # by task: unix time of its latest run
     target_latency: dict[str, float]  # by target: median of its latest rolled-up minute, s
+    discovery_up: dict[str, float]  # by discovery source: 1 when its latest sweep succeeded
 
 
 def metrics(base: str) -> Metrics:
@@ -168,6 +169,7 @@ def metrics(base: str) -> Metrics:
         "slamon_provider_open_incidents": "provider",
         "slamon_task_last_finished_timestamp_seconds": "task",
         "slamon_target_latency_seconds": "target",
+        "slamon_discovery_up": "source",
     }
     for family in text_string_to_metric_families(text):
         label = keys.get(family.name)
@@ -183,6 +185,7 @@ def metrics(base: str) -> Metrics:
         values.get("slamon_provider_open_incidents", {}),
         values.get("slamon_task_last_finished_timestamp_seconds", {}),
         values.get("slamon_target_latency_seconds", {}),
+        values.get("slamon_discovery_up", {}),
     )
 
 
