@@ -4,7 +4,8 @@ Every page of every region is read before the sweep decides anything: one region
 (unreachable, unauthorized, throttled, a timeout, an answer we cannot read) fails the whole
 sweep, with one line naming the region and what AWS said, so nothing is retired for a region
 that was not seen. The answer is turned into instances by :func:`instance`, a pure function
-(tested on EC2's own document shapes, and end to end against moto's EC2 server).
+(tested on answers of DescribeInstances' documented shape, and end to end against moto's EC2
+server: tests/monitor/discovery/test_ec2.py).
 
 The end of a life comes from the instance's state reason (``StateReason.Code``): a spot
 instance reclaimed by the market is ``Server.SpotInstanceTermination`` (even while it is still
@@ -92,15 +93,7 @@ def list_instances(options: Ec2Options, context: SweepContext) -> Sequence[Insta
     for region in options.regions:
         try:
             session = session or boto3.Session(profile_name=options.profile)
-            client = session.client(
-                "ec2", region_name=region, endpoint_url=options.endpoint_url, config=config
-            )
-            try:
-                paginator = client.get_paginator("describe_instances")
-                pages = list(paginator.paginate(Filters=options.describe_filters()))
-            finally:
-                client.close()  # its connections, not left to the garbage collector
-            found.extend(instances(pages, region))
+            found.extend(instances(_pages(session, region, options, config), region))
         except ClientError as exc:
             raise _failed(region, _client_error(exc)) from None
         except (BotoCoreError, ResponseParserError) as exc:  # the latter is no BotoCoreError
@@ -108,6 +101,18 @@ def list_instances(options: Ec2Options, context: SweepContext) -> Sequence[Insta
         except MalformedAnswer as exc:
             raise _failed(region, f"malformed answer: {exc}") from None
     return found
+
+
+def _pages(session: Any, region: str, options: Ec2Options, config: Any) -> list[Any]:
+    """Every page DescribeInstances answers in ``region`` (the paginator follows NextToken)."""
+    client = session.client(
+        "ec2", region_name=region, endpoint_url=options.endpoint_url, config=config
+    )
+    try:
+        paginator = client.get_paginator("describe_instances")
+        return list(paginator.paginate(Filters=options.describe_filters()))
+    finally:
+        client.close()  # its connections, not left to the garbage collector
 
 
 class MalformedAnswer(ValueError):

@@ -315,8 +315,10 @@ def test_a_sweep_registers_the_fleet_and_retires_the_stopped_and_the_reclaimed(
         assert (target.ended_by, target.end_detail) == (
             "user", "Client.UserInitiatedShutdown: User initiated shutdown",
         )  # fmt: skip
+        said = ec2.describe_instances(InstanceIds=[user_end])["Reservations"][0]["Instances"][0]
+        assert target.retired_at == ended_at(said["StateTransitionReason"])  # when EC2 says
         assert target.retired_at is not None
-        assert t0 <= target.retired_at <= t1  # when EC2 says it stopped
+        assert t0 <= target.retired_at <= t1
     spot = targets[reclaimed]
     assert (spot.ended_by, spot.capacity, spot.retired_at) == ("preempted", "spot", t1)
     assert spot.end_detail == "Server.SpotInstanceTermination: Spot instance termination"
