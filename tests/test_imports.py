@@ -1,6 +1,7 @@
 """Imports follow use: each process loads what its work needs and no more. Every Python
 process of `slamon run` pays for what it imports, in memory and start-up time, so the heavy
-stacks (the API's, the PDF's, apprise's, Grafana's, the RSS reader's) load only where used.
+stacks (the API's, the PDF's, apprise's, Grafana's, the RSS reader's, the clouds' SDKs) load
+only where used.
 
 Each case imports an entry point in a fresh interpreter (and, for the worker, runs a real probe
 round with its alert hook on a SQLite database), then lists the heavy modules it loaded.
@@ -20,8 +21,10 @@ from monitor.cli import COMMANDS
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = (
     "celery", "sqlalchemy", "alembic", "fastapi", "starlette", "uvicorn", "jinja2", "reportlab",
-    "apprise", "grafana_client", "feedparser", "httpx", "pydantic", "yaml", "psycopg",
+    "apprise", "grafana_client", "feedparser", "httpx", "pydantic", "yaml", "psycopg", "boto3",
+    "botocore",
 )  # fmt: skip
+CLOUD_SDKS = {"boto3", "botocore"}  # a discovery source's extra: loaded by its sweep alone
 
 PROBE_ROUND = """
 import os, tempfile
@@ -46,6 +49,44 @@ with sessions() as session, session.begin():
 Prober(sessions, "test", config.probes, on_transitions=alert_hook(config)).round([1])
 """
 
+# a config with an ec2 source, checked (its extra is installed), and a sweep of a file_sd one
+OTHER_KIND_SWEEP = """
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+sd = Path(tempfile.mkdtemp()) / "sd.json"
+sd.write_text('[{"targets": ["10.0.0.1:80"]}]')
+from monitor.config import parse_config
+from monitor.fleet.sweep import list_source
+config = parse_config(f'''
+discovery:
+  - {{name: lab, kind: file_sd, path: "{sd}", template: {{kind: http, url: "http://{{address}}/"}}}}
+  - {{name: aws, kind: ec2, regions: [us-east-1], template: {{kind: http}}}}
+''')
+assert len(list_source(config.source("lab"), datetime.now(UTC))) == 1
+"""
+
+# a sweep of an ec2 source (its API unreachable: what it loads is the point)
+EC2_SWEEP = """
+import socket
+from datetime import UTC, datetime
+from monitor.config import parse_config
+from monitor.errors import SweepFailed
+from monitor.fleet.sweep import list_source
+with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+config = parse_config(f'''
+discovery:
+  - {{name: aws, kind: ec2, regions: [us-east-1], endpoint_url: "http://127.0.0.1:{port}",
+     timeout: 1s, template: {{kind: http}}}}
+''')
+try:
+    list_source(config.source("aws"), datetime.now(UTC))
+except SweepFailed:
+    pass
+"""
+
 # entry point -> what it must not load
 CASES = {
     "the supervisor (slamon's command line)": (
@@ -63,6 +104,7 @@ CASES = {
             "apprise",
             "grafana_client",
             "feedparser",
+            *CLOUD_SDKS,
         },
     ),
     "a worker's start-up checks (config, database, schema revision, broker)": (
@@ -72,15 +114,16 @@ CASES = {
         "from monitor.db.engine import make_engine\n"
         "from monitor.db.schema import stored_revision\n"
         'stored_revision(make_engine(f"sqlite:///{tempfile.mkdtemp()}/x.db"))\n',
-        {"alembic", "fastapi", "jinja2", "reportlab", "apprise", "grafana_client", "feedparser"},
+        {"alembic", "fastapi", "jinja2", "reportlab", "apprise", "grafana_client", "feedparser"}
+        | CLOUD_SDKS,
     ),
     "the API": (
         "from monitor.api.app import create_app",
-        {"celery", "reportlab", "apprise", "grafana_client", "feedparser", "alembic"},
+        {"celery", "reportlab", "apprise", "grafana_client", "feedparser", "alembic", *CLOUD_SDKS},
     ),
     "the delivery of a webhook, slack or any non-apprise channel": (
         "import workers.tasks, monitor.alerts.delivery, monitor.alerts.channels.send",
-        {"apprise", "reportlab", "fastapi", "grafana_client", "feedparser", "alembic"},
+        {"apprise", "reportlab", "fastapi", "grafana_client", "feedparser", "alembic", *CLOUD_SDKS},
     ),
     "`slamon agent`, after a reading through NVML and one through nvidia-smi": (
         "from monitor.cli import cli\n"
@@ -96,7 +139,11 @@ CASES = {
     ),
     "the report service (CLI and beat), before a format is rendered": (
         "import monitor.reports.service",
-        {"reportlab", "jinja2", "fastapi", "apprise", "grafana_client", "feedparser"},
+        {"reportlab", "jinja2", "fastapi", "apprise", "grafana_client", "feedparser", *CLOUD_SDKS},
+    ),
+    "the config naming an ec2 source, and a sweep of a file_sd one": (
+        OTHER_KIND_SWEEP,
+        {"fastapi", "reportlab", "apprise", "grafana_client", "feedparser", *CLOUD_SDKS},
     ),
 }
 
@@ -118,6 +165,10 @@ def test_a_process_loads_none_of_the_heavy_modules_it_does_not_use(case: str) ->
 
 def test_the_check_sees_a_heavy_import() -> None:
     assert "reportlab" in loaded("import monitor.reports.render.pdf")
+
+
+def test_a_sweep_of_ec2_loads_its_sdk() -> None:
+    assert loaded(EC2_SWEEP) >= CLOUD_SDKS
 
 
 def modules_loaded(code: str) -> set[str]:
