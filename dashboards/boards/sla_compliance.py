@@ -1,5 +1,5 @@
 """The SLA compliance dashboard: month-to-date uptime against each target's SLA, the error
-budget burned, the credits owed and the price of training work."""
+budget burned, the credits owed, the price of training work and the interruption ledger."""
 
 from __future__ import annotations
 
@@ -70,6 +70,21 @@ WORK_MONTH_TO_DATE = """beats AS (
   FROM beats b JOIN targets t ON t.id = b.target_id
   WHERE b.prev_at IS NOT NULL AND b.at > date_trunc('month', $__timeTo()::timestamptz)
   GROUP BY b.target_id
+)"""
+
+
+# The interruption ledger month to date, counted as the monthly report counts it
+# (monitor/history/ledger.py): instances (targets with an instance type, or discovered), each
+# over the part of the month it existed (from its registration or its earliest observed window,
+# until it was retired), and the lives that ended in it, preempted or ended by the provider.
+LEDGER_MONTH_TO_DATE = """life AS (
+  SELECT t.provider, COALESCE(t.instance_type, 'none') AS instance_type, t.capacity, t.ended_by,
+    t.retired_at IS NOT NULL AND t.retired_at <= $__timeTo()::timestamptz AS ended,
+    GREATEST(date_trunc('month', $__timeTo()::timestamptz), LEAST(t.created_at, COALESCE(w.first, t.created_at))) AS lo,
+    LEAST($__timeTo()::timestamptz, COALESCE(t.retired_at, $__timeTo()::timestamptz)) AS hi
+  FROM targets t
+    LEFT JOIN LATERAL (SELECT min(ow.start) AS first FROM observed_windows ow WHERE ow.target_id = t.id) w ON true
+  WHERE (t.instance_type IS NOT NULL OR t.discovered_by IS NOT NULL) AND ('__all__' IN ($provider) OR t.provider IN ($provider)) AND ('__all__' IN ($region) OR COALESCE(t.region, 'none') IN ($region)) AND ('__all__' IN ($pool) OR COALESCE(t.pool, 'none') IN ($pool))
 )"""
 
 
@@ -233,6 +248,33 @@ def dashboard() -> builders.Dashboard:
                     "list_price_per_million": "currencyUSD",
                     "effective_price_per_million": "currencyUSD",
                 },
+            ),
+            table_panel(
+                8,
+                "Interruption ledger (month to date)",
+                Grid(0, 40, 24, 8),
+                sql(
+                    f"""
+                        WITH {LEDGER_MONTH_TO_DATE}
+                        SELECT l.provider, l.instance_type, l.capacity, count(*) AS instances,
+                          round((sum(extract(epoch FROM l.hi - l.lo)) / 3600)::numeric, 1) AS instance_hours,
+                          count(*) FILTER (WHERE l.ended AND l.ended_by = 'preempted') AS preemptions,
+                          count(*) FILTER (WHERE l.ended AND l.ended_by = 'provider') AS provider_ends,
+                          round((1000 * count(*) FILTER (WHERE l.ended AND l.ended_by IN ('preempted', 'provider'))
+                            / NULLIF(sum(extract(epoch FROM l.hi - l.lo)) / 3600, 0))::numeric, 3) AS interruptions_per_1000h
+                        FROM life l
+                        WHERE l.hi > l.lo
+                        GROUP BY l.provider, l.instance_type, l.capacity
+                        ORDER BY 1, 2, 3
+                    """
+                ),
+                description=(
+                    "How often instances were taken away this month: preempted, or ended by "
+                    "the provider (a retirement, a host failure), per 1,000 hours the instances "
+                    "existed. The monthly report adds the median lifetime and the exact 95% "
+                    "interval, and says where the sample is small (under 1,000 instance-hours "
+                    "or 3 interruptions)."
+                ),
             ),
         ],
     )

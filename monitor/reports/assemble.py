@@ -1,5 +1,6 @@
 """From report inputs to the report (pure): three ledgers per provider, SLA math per target with
-its own policy, causes, pools, response times and the provider scorecard."""
+its own policy, causes, pools, response times, the interruption ledger and the provider
+scorecard."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from monitor.reports.causes import EventIndex, IncidentFact, OutageFact, classif
 from monitor.reports.inputs import IncidentInput, ReportInputs, TargetInput
 from monitor.reports.model import (
     IncidentRow,
+    LedgerRow,
     MonthlyReport,
     OutageRow,
     PoolReport,
@@ -25,6 +27,14 @@ from monitor.reports.model import (
     WorkRow,
 )
 from monitor.reports.work import nominal_rate, per_million, work_done
+from monitor.sla.interruptions import (
+    CONFIDENCE,
+    PER_HOURS,
+    SMALL_SAMPLE_EVENTS,
+    SMALL_SAMPLE_HOURS,
+    LedgerLine,
+    combined,
+)
 from monitor.sla.intervals import Span, at_least, clip, intersect, merge, subtract, total
 from monitor.sla.math import (
     claim_deadline,
@@ -56,7 +66,7 @@ def assemble(
         )
         for t in alive
     ]
-    provider_rows = _rank(_providers(inputs, alive, targets, policies))
+    provider_rows = _rank(_with_spot_rates(_providers(inputs, alive, targets, policies), inputs))
     work_rows = _work_rows(targets, provider_rows)
     accounting = _accounting(inputs, policies, alive)
     return MonthlyReport(
@@ -72,6 +82,7 @@ def assemble(
         incidents=tuple(_incident_row(i, alive) for i in inputs.incidents),
         notes=tuple(_notes(inputs, targets)),
         work=tuple(work_rows),
+        ledger=tuple(_ledger_row(line) for line in inputs.ledger),
     )
 
 
@@ -408,6 +419,37 @@ def _work_rows(
     return rows
 
 
+def _ledger_row(line: LedgerLine) -> LedgerRow:
+    rate = line.interruptions
+    return LedgerRow(
+        provider=line.provider,
+        instance_type=line.instance_type,
+        capacity=line.capacity,
+        instances=line.instances,
+        instance_hours=line.instance_hours,
+        preemptions=line.preemptions,
+        provider_ends=line.provider_ends,
+        ended=line.ended,
+        median_lifetime_h=line.median_lifetime_h,
+        per_1000h=rate.per_1000h,
+        low=rate.low,
+        high=rate.high,
+        small_sample=rate.small_sample,
+    )
+
+
+def _with_spot_rates(rows: list[ProviderReport], inputs: ReportInputs) -> list[ProviderReport]:
+    """Each provider's spot interruptions per 1,000 instance-hours: its spot lines together."""
+    found = []
+    for row in rows:
+        spot = combined(
+            line for line in inputs.ledger if line.provider == row.slug and line.capacity == "spot"
+        )
+        per_1000h = spot.per_1000h if spot is not None else None
+        found.append(replace(row, spot_interruptions_per_1000h=per_1000h))
+    return found
+
+
 def _main_policy(
     slug: str,
     rows: Sequence[tuple[TargetInput, TargetReport]],
@@ -540,6 +582,11 @@ def _accounting(
         "acknowledged_downtime": "relevant provider incidents (not maintenance), start to resolve",
         "provider_ledgers": "wall-clock union over the provider's targets; uptime fleet-weighted",
         "training_impact": "usable-series downtime x GPUs (GPU-hours) and x hourly price (money)",
+        "interruption_ledger": (
+            f"(preempted + provider ends) per {PER_HOURS:g} instance-hours, exact "
+            f"{CONFIDENCE:.0%} Poisson interval; small sample under {SMALL_SAMPLE_HOURS:g} "
+            f"instance-hours or {SMALL_SAMPLE_EVENTS} interruptions"
+        ),
         "policies": {name: policies[name].to_json() for name in used if name in policies},
         "maintenance": sorted(
             {f"{m.start.isoformat()}/{m.end.isoformat()}" for t in alive for m in t.maintenance}

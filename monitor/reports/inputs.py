@@ -11,9 +11,10 @@ from sqlalchemy.orm import Session
 
 from monitor.config.models import Config
 from monitor.db.models import Provider, Target
-from monitor.history import heartbeats, lifetimes, maintenance, spans
+from monitor.history import heartbeats, ledger, lifetimes, maintenance, spans
 from monitor.history.incidents import ProviderIncident, relevant_in
 from monitor.history.spans import TargetSpans
+from monitor.sla.interruptions import LedgerLine
 from monitor.sla.intervals import Span
 from monitor.sla.months import month_bounds
 
@@ -56,6 +57,7 @@ class ReportInputs:
     provider_names: dict[str, str] = field(default_factory=dict)
     provider_policies: dict[str, str | None] = field(default_factory=dict)
     pools: dict[str, int] = field(default_factory=dict)  # pool name -> min_up
+    ledger: tuple[LedgerLine, ...] = ()  # the instances' interruptions in the period
 
 
 def period_of(month: str, now: datetime) -> Span | None:
@@ -98,6 +100,7 @@ def gather(session: Session, month: str, now: datetime, config: Config) -> Repor
         provider_names={slug: p.name for slug, p in providers.items()},
         provider_policies={slug: p.sla_policy for slug, p in providers.items()},
         pools={p.name: p.min_up for p in config.pools},
+        ledger=tuple(ledger.ledger_in(session, period)),
     )
 
 

@@ -105,6 +105,9 @@ class ProviderReport:
     work_unit: str | None = None  # the unit of work_done and effective_price_per_million
     work_done: float = 0.0  # over its targets that report in work_unit
     effective_price_per_million: float | None = None  # spend on working targets / their work
+    # the stability leg for spot capacity: preemptions and provider ends of this provider's spot
+    # instances per 1,000 instance-hours (the ledger's spot lines together); None: none observed
+    spot_interruptions_per_1000h: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +133,27 @@ class WorkRow:
 
 
 @dataclass(frozen=True, slots=True)
+class LedgerRow:
+    """The interruption ledger for one provider, instance type and capacity class: how often its
+    instances were taken away (preempted, or ended by the provider) per 1,000 instance-hours,
+    with the exact 95 % Poisson interval (``monitor/sla/interruptions.py``)."""
+
+    provider: str | None
+    instance_type: str | None
+    capacity: str  # on-demand | spot | reserved | unknown
+    instances: int
+    instance_hours: float  # the hours its instances existed in the period
+    preemptions: int  # lives ended in the period by ``preempted``
+    provider_ends: int  # lives ended in the period by ``provider``
+    ended: int  # lives ended in the period, any cause
+    median_lifetime_h: float | None  # of the lives that ended in the period, birth to end
+    per_1000h: float | None  # (preemptions + provider_ends) per 1,000 instance-hours
+    low: float | None  # the 95 % interval's bounds, per 1,000 instance-hours
+    high: float | None
+    small_sample: bool  # under 1,000 instance-hours or 3 interruptions: the interval is wide
+
+
+@dataclass(frozen=True, slots=True)
 class PoolReport:
     name: str
     members: int
@@ -152,3 +176,4 @@ class MonthlyReport:
     incidents: tuple[IncidentRow, ...] = ()
     notes: tuple[str, ...] = field(default=())  # e.g. "no probe data at all this month"
     work: tuple[WorkRow, ...] = ()
+    ledger: tuple[LedgerRow, ...] = ()

@@ -17,7 +17,7 @@ from monitor.history.incidents import ProviderIncident
 from monitor.history.spans import REACHABLE, USABLE, TargetSpans
 from monitor.history.spans import spans as history_spans
 from monitor.probes.vantages import VantageHealth, vantage_health
-from monitor.reports.model import ProviderReport, WorkRow
+from monitor.reports.model import LedgerRow, ProviderReport, WorkRow
 from monitor.reports.service import month_to_date
 from monitor.sla.intervals import Span
 from monitor.status import repository
@@ -124,6 +124,24 @@ class WorkView:
 
 
 @dataclass(frozen=True, slots=True)
+class LedgerView:
+    """The interruption ledger's row for one provider, instance type and capacity, month to
+    date: its instances taken away (preempted or ended by the provider) per 1,000 hours."""
+
+    provider: str
+    instance_type: str
+    capacity: str
+    instance_hours: float
+    preemptions: int
+    provider_ends: int
+    median_lifetime_h: float | None
+    per_1000h: float | None
+    low: float | None  # the exact 95 % interval, per 1,000 instance-hours
+    high: float | None
+    small_sample: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Summary:
     """The banner: the fleet's worst state and how many targets are in each."""
 
@@ -144,6 +162,7 @@ class StatusView:
     history_start: datetime | None = None  # the bar's left edge
     channels: tuple[ChannelView, ...] = ()  # the disabled notification channels only
     work: tuple[WorkView, ...] = ()  # the report's price per unit of work
+    ledger: tuple[LedgerView, ...] = ()  # the report's interruption ledger
 
     @property
     def summary(self) -> Summary:
@@ -247,6 +266,29 @@ def work_of(
     )
 
 
+def ledger_of(
+    providers: Iterable[ProviderView], reports: Iterable[ProviderReport], rows: Iterable[LedgerRow]
+) -> tuple[LedgerView, ...]:
+    """The report's interruption ledger as the page shows it: provider names, dashes."""
+    names = {p.slug: p.name for p in providers} | {r.slug: r.name for r in reports}
+    return tuple(
+        LedgerView(
+            provider=names.get(r.provider or "", r.provider or "(no provider)"),
+            instance_type=r.instance_type or "—",
+            capacity=r.capacity,
+            instance_hours=r.instance_hours,
+            preemptions=r.preemptions,
+            provider_ends=r.provider_ends,
+            median_lifetime_h=r.median_lifetime_h,
+            per_1000h=r.per_1000h,
+            low=r.low,
+            high=r.high,
+            small_sample=r.small_sample,
+        )
+        for r in rows
+    )
+
+
 def sla_of(
     providers: Iterable[ProviderView], reports: Iterable[ProviderReport]
 ) -> tuple[SlaView, ...]:
@@ -292,7 +334,8 @@ def in_order(fleet: Iterable[TargetView]) -> tuple[TargetView, ...]:
 
 def build_view(session: Session, config: Config, now: datetime) -> StatusView:
     """Everything the page shows: ten batched queries whatever the fleet's size, plus the
-    month-to-date report (``month_to_date``) its SLA, work and per-target month figures are."""
+    month-to-date report (``month_to_date``) its SLA, work, ledger and per-target month figures
+    are."""
     edges = bucket_edges(now, BUCKETS, BUCKET_WIDTH)
     since = min(edges[0], now - max(WINDOWS))
     targets = repository.live_targets(session)
@@ -328,4 +371,5 @@ def build_view(session: Session, config: Config, now: datetime) -> StatusView:
         history_start=edges[0],
         channels=disabled_channels(channel_states(session, config)),
         work=work_of(providers, report.providers, report.work),
+        ledger=ledger_of(providers, report.providers, report.ledger),
     )

@@ -93,6 +93,10 @@ TABLE_COLUMNS: dict[tuple[str, int], list[str]] = {
         "provider", "instance_type", "unit", "targets", "work_millions",
         "list_price_per_million", "effective_price_per_million",
     ],
+    ("slamon-sla-compliance", 8): [
+        "provider", "instance_type", "capacity", "instances", "instance_hours", "preemptions",
+        "provider_ends", "interruptions_per_1000h",
+    ],
     ("slamon-alerts", 1): ["firing", "silenced"],
     ("slamon-alerts", 2): [
         "time", "severity", "rule", "summary", "provider", "target", "last_notified_at",

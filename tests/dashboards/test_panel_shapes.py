@@ -52,6 +52,7 @@ UNITS: dict[tuple[str, str], str | None] = {
     ("slamon-sla-compliance", "Downtime per interval"): "m",
     ("slamon-sla-compliance", "Service credits owed"): None,
     ("slamon-sla-compliance", "Price per unit of training work (month to date)"): None,
+    ("slamon-sla-compliance", "Interruption ledger (month to date)"): None,
 }
 # Units that say what a quantity is: time, a share, or money; never the unitless "short".
 QUANTITY_UNITS = {"percent", "percentunit", "ms", "s", "m", "h", "currencyUSD", "currencyEUR"}
@@ -299,3 +300,49 @@ def test_the_work_price_panel_counts_work_between_heartbeats_and_not_across_a_si
     if seeded_now(seeded).day > 1:
         assert float(row["work_millions"]) == 6.5
     assert float(row["effective_price_per_million"]) > float(row["list_price_per_million"]) > 0
+
+
+@pytest.mark.postgres
+def test_the_ledger_panel_counts_instance_hours_and_interruptions_as_the_report_does(
+    seeded: Connection,
+) -> None:
+    """Four runpod A100 spot instances: one whole month so far, one preempted halfway, one
+    born a tenth in and ended by the provider nine tenths in, one preempted last month (not in
+    this one): (1 + 0.5 + 0.8) x the month so far, 2 interruptions."""
+    from sqlalchemy.orm import Session
+
+    from monitor.db import models as m
+    from tests.dashboards.test_dashboards import TO
+
+    month0 = TO.replace(day=1, hour=0, minute=0, second=0)
+    so_far = TO - month0
+    spot = {"kind": "tcp", "provider": "runpod", "instance_type": "A100", "capacity": "spot"}
+    savepoint = seeded.begin_nested()
+    session = Session(bind=seeded, join_transaction_mode="create_savepoint")
+    try:
+        session.add_all(
+            [
+                m.Target(name="spot-whole", created_at=month0 - timedelta(days=5), **spot),
+                m.Target(name="spot-half", created_at=month0 - timedelta(days=5),
+                         retired_at=month0 + so_far / 2, ended_by="preempted", **spot),
+                m.Target(name="spot-host", created_at=month0 + so_far / 10,
+                         retired_at=month0 + so_far * 9 / 10, ended_by="provider", **spot),
+                m.Target(name="spot-gone", created_at=month0 - timedelta(days=9),
+                         retired_at=month0 - timedelta(days=1), ended_by="preempted", **spot),
+            ]
+        )  # fmt: skip
+        session.flush()
+        dashboard, panel = find("slamon-sla-compliance", 8)
+        ((columns, rows),) = run_panel(seeded, dashboard, panel)
+    finally:
+        session.close()
+        savepoint.rollback()
+    found = [dict(zip(columns, r, strict=True)) for r in rows]
+    by_key = {(d["provider"], d["instance_type"], d["capacity"]): d for d in found}
+    row = by_key[("runpod", "A100", "spot")]
+    hours = 2.3 * so_far.total_seconds() / 3600
+    assert row["instances"] == 3
+    assert float(row["instance_hours"]) == pytest.approx(hours, abs=0.06)
+    assert (row["preemptions"], row["provider_ends"]) == (1, 1)
+    assert float(row["interruptions_per_1000h"]) == pytest.approx(2000 / hours, rel=1e-3)
+    assert ("lambda", "8xH100", "unknown") in by_key  # a target with an instance type counts

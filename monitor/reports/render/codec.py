@@ -97,6 +97,8 @@ def _scalar(hint: Any, value: Any) -> Any:
         if not isinstance(value, str):
             raise ValueError(f"expected a time, got {value!r}")
         return parse_aware(value)
+    if hint is bool and isinstance(value, bool):
+        return value
     if hint is float and isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
     if hint is int and isinstance(value, int) and not isinstance(value, bool):

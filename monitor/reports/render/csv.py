@@ -18,6 +18,9 @@ incident   every :class:`IncidentRow` field (``regions`` joined with ``;``)
 note       text
 work       every :class:`WorkRow` field: price / performance / stability per provider and
            instance type (effective and list price per million units of work)
+ledger     every :class:`LedgerRow` field: the interruption ledger per provider, instance type
+           and capacity (instance-hours, preemptions, provider ends, per 1,000 h with its
+           interval; ``small_sample`` as ``true``/``false``)
 policy     key, value (one row per top-level policy setting; the value as JSON)
 =========  ==========================================================================
 
@@ -39,6 +42,7 @@ from typing import Any
 
 from monitor.reports.model import (
     IncidentRow,
+    LedgerRow,
     MonthlyReport,
     OutageRow,
     PoolReport,
@@ -103,6 +107,7 @@ def _blocks(report: MonthlyReport) -> Iterator[list[Row]]:
     yield _dataclass_block("incident", IncidentRow, report.incidents)
     yield _block("note", ("text",), [[_cell(n)] for n in report.notes])
     yield _dataclass_block("work", WorkRow, report.work)
+    yield _dataclass_block("ledger", LedgerRow, report.ledger)
     policy = [[_cell(str(k)), _cell(json.dumps(v))] for k, v in report.policy.items()]
     yield _block("policy", ("key", "value"), policy)
 
@@ -128,6 +133,8 @@ def _cells(item: Any, cls: type[Any], skip: str = "") -> Row:
 def _cell(value: Any) -> str:
     if value is None:
         return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, datetime):
         return format_time(value)
     if isinstance(value, float):
@@ -175,6 +182,7 @@ def _assemble(sections: dict[str, list[dict[str, str]]]) -> MonthlyReport:
         incidents=tuple(_read(IncidentRow, r) for r in sections.get("incident", [])),
         notes=tuple(_untext(r["text"]) for r in sections.get("note", [])),
         work=tuple(_read(WorkRow, r) for r in sections.get("work", [])),
+        ledger=tuple(_read(LedgerRow, r) for r in sections.get("ledger", [])),
     )
 
 
@@ -190,6 +198,10 @@ def _value(hint: Any, cell: str) -> Any:
     inner = optional_of(hint)
     if inner is not None:
         return None if cell == "" else _value(inner, cell)
+    if hint is bool:
+        if cell not in ("true", "false"):
+            raise ValueError(f"expected true or false, got {cell!r}")
+        return cell == "true"
     if hint is float:
         return float(cell)
     if hint is int:

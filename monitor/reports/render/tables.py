@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from monitor.reports.model import (
     IncidentRow,
+    LedgerRow,
     MonthlyReport,
     PoolReport,
     ProviderReport,
@@ -190,6 +191,7 @@ def scorecard(report: MonthlyReport) -> Table:
                 duration(p.ttr_median_s),
                 duration(p.status_page_lag_median_s),
                 str(p.incidents),
+                rate(p.spot_interruptions_per_1000h),
                 money(p.effective_price_per_gpu_hour),
                 _per_unit(p),
             )
@@ -205,6 +207,7 @@ def scorecard(report: MonthlyReport) -> Table:
         Column("TTR median", True),
         Column("Status-page lag", True),
         Column("Incidents", True, 0.8),
+        Column("Spot interruptions / 1,000 h", True, 1.2),
         Column(in_currency("Price / available GPU-h", report), True, 1.3),
         Column(in_currency("Price / M units of work", report), True, 1.3),
     ]
@@ -212,7 +215,9 @@ def scorecard(report: MonthlyReport) -> Table:
         "Ranked on the effective price per million units of training work delivered (where "
         "jobs report throughput: downtime, unusable GPUs and slowdowns priced in), then "
         "measured SLA-eligible availability, incident response and effective price per "
-        "available GPU-hour (spend / GPU-hours the instances were up)."
+        "available GPU-hour (spend / GPU-hours the instances were up). Spot interruptions: "
+        "the provider's spot instances preempted or ended by the provider, per 1,000 "
+        "instance-hours (the interruption ledger's spot rows together; not ranked on)."
     )
     return _table("scorecard", "Provider scorecard", cols, rows, flags, caption)
 
@@ -339,6 +344,58 @@ def work_price(report: MonthlyReport) -> Table:
     )
     empty = "No training job reported throughput this month."
     return _table("work", "Price per unit of work", cols, rows, (), caption, empty)
+
+
+def rate(value: float | None) -> str:
+    """Interruptions per 1,000 instance-hours: three significant decimals (``0.417``)."""
+    return NONE if value is None else f"{value:,.3f}"
+
+
+def ledger(report: MonthlyReport) -> Table:
+    """The interruption ledger: per provider, instance type and capacity class."""
+    names = {p.slug: p.name or p.slug for p in report.providers}
+    rows = [_ledger_row(line, names) for line in report.ledger]
+    flags = ["muted" if line.small_sample else "" for line in report.ledger]
+    cols = [
+        Column("Provider", width=1.2),
+        Column("Instance type", width=1.3),
+        Column("Capacity", width=0.8),
+        Column("Instances", True, 0.7),
+        Column("Instance-hours", True),
+        Column("Preemptions", True, 0.8),
+        Column("Provider ends", True, 0.8),
+        Column("Median lifetime", True),
+        Column("Per 1,000 h", True, 0.8),
+        Column("95% interval", True, 1.2),
+        Column("Sample", width=0.9),
+    ]
+    caption = (
+        "How often instances were taken away: preemptions and provider-caused ends (a "
+        "retirement, a host failure) per 1,000 hours the instances existed, with the exact 95% "
+        "Poisson (Garwood) interval. Ends by the user are lives, not interruptions. Median "
+        "lifetime: of the lives that ended this month, any cause, from birth to end. A small "
+        "sample (under 1,000 instance-hours or 3 interruptions) is shown muted: its interval "
+        "is wide."
+    )
+    empty = "No instances (targets with an instance type, or discovered) this month."
+    return _table("ledger", "Interruption ledger", cols, rows, flags, caption, empty)
+
+
+def _ledger_row(line: LedgerRow, names: dict[str, str]) -> tuple[Cell, ...]:
+    interval = NONE if line.low is None else f"{rate(line.low)} – {rate(line.high)}"
+    return (
+        names.get(line.provider or "", line.provider or NO_PROVIDER),
+        line.instance_type or NONE,
+        line.capacity,
+        str(line.instances),
+        hours(line.instance_hours),
+        str(line.preemptions),
+        str(line.provider_ends),
+        duration(None if line.median_lifetime_h is None else line.median_lifetime_h * HOUR),
+        rate(line.per_1000h),
+        interval,
+        "small sample" if line.small_sample else "",
+    )
 
 
 def _impact_of(label: str, members: Sequence[TargetReport]) -> tuple[Cell, ...]:
@@ -535,6 +592,7 @@ def all_tables(report: MonthlyReport) -> list[Table]:
         provider_sla(report),
         training_impact(report),
         work_price(report),
+        ledger(report),
         targets(report),
         outages(report),
         pools(report),

@@ -798,3 +798,29 @@ def test_the_page_shows_the_price_per_unit_of_work_of_the_worked_example(
     assert "2,584.8 M samples" in table
     assert "0.5556" in table
     assert "0.5571" in table
+
+
+def test_the_page_shows_the_interruption_ledger_of_the_worked_example(
+    session: Session,
+) -> None:
+    """The report's ledger example (tests/monitor/reports/test_ledger.py), read on the last
+    instant of November: aws p5.48xlarge spot at 1.961 per 1,000 h, a small sample."""
+    from monitor.config import parse_config
+    from tests.monitor.reports.test_ledger import DEC, known_lives
+
+    known_lives(session)
+    view = build_view(session, parse_config(""), DEC - timedelta(microseconds=1))
+    assert [(r.provider, r.capacity, r.small_sample) for r in view.ledger] == [
+        ("aws", "on-demand", True),
+        ("aws", "spot", True),
+        ("gcp", "spot", False),
+    ]
+    page = render(view)
+    table = page[page.index('<table id="ledger"') :]
+    table = table[: table.index("</table>")]
+    assert "p5.48xlarge" in table
+    assert "1,020.0 h" in table
+    assert "1.961" in table
+    assert "0.237 – 7.083 (small sample)" in table
+    assert "1.046" in table
+    assert table.count('class="muted"') == 2

@@ -16,7 +16,8 @@ from monitor.reports.render import csv as render_csv
 
 AWKWARD = [0.1 + 0.2, 99.99999, 1 / 3, 5e-324, 1.7976931348623157e308, 2.0**53 + 2, -0.0, 1e16]
 SECTIONS = [
-    "report", "provider", "target", "outage", "pool", "incident", "note", "work", "policy",
+    "report", "provider", "target", "outage", "pool", "incident", "note", "work", "ledger",
+    "policy",
 ]  # fmt: skip
 
 
