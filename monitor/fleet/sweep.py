@@ -316,9 +316,9 @@ def _one_sweep_at_a_time(session: Session) -> None:
 
 def due_sources(session: Session, config: Config, now: datetime) -> list[DiscoveryConfig]:
     """The sources whose ``every`` has passed since their last sweep (never swept: due)."""
-    last = dict(
-        session.execute(select(DiscoverySource.name, DiscoverySource.last_swept_at)).tuples()
-    )
+    # .all(): a Result has keys(), so dict() would read it as a mapping of its columns
+    rows = session.execute(select(DiscoverySource.name, DiscoverySource.last_swept_at)).all()
+    last = dict(rows)
     due = []
     for source in config.discovery:
         swept = last.get(source.name)

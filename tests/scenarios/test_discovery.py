@@ -158,7 +158,6 @@ def prepare_world(world: World) -> None:
 
 
 def scenario_config(world: World) -> tuple[str, str]:
-    providers = "  - {slug: aws, name: Amazon Web Services, feeds: []}\n"
     body = (
         alerting_config(world.receiver.url)
         + SLA
@@ -172,7 +171,7 @@ def scenario_config(world: World) -> tuple[str, str]:
         + "    template: {kind: http, url: '{tags.health}', name: '{tags.Name}',"
         + " sla: scenario-credit, interval: 1s}\n"
     )
-    return providers, body
+    return "", body  # aws is among the providers every scenario config lists
 
 
 def scenario_environment(deployment: Deployment) -> dict[str, str]:

@@ -19,7 +19,7 @@ from monitor.discovery.kind import DiscoveryKind, SourceOptions, SweepContext
 from monitor.discovery.kinds import register, unregister
 from monitor.discovery.model import Instance
 from monitor.errors import SweepFailed
-from monitor.fleet.sweep import sweep
+from monitor.fleet.sweep import due_sources, sweep
 from monitor.probes.quorum import TargetTransition
 from monitor.probes.state import Transition
 from monitor.targets import sync_config_targets
@@ -113,6 +113,21 @@ def test_new_instances_are_registered_with_their_gpus_price_capacity_and_id(
     assert (one.provider, one.region, one.sla_policy) == ("aws", "us-east-1", "aws-ec2-instance")
     assert (two.gpus, two.hourly_price) == (4, 5.67)  # 4 x A10G; the price tag wins
     assert [s.to_json("cloud")["action"] for s in outcome.steps] == ["added", "added"]
+
+
+def test_a_source_is_due_when_never_swept_or_its_every_has_passed(
+    sessions: sessionmaker[Session],
+) -> None:
+    config = parse_config(CONFIG)
+
+    def due(at: datetime) -> list[str]:
+        with sessions() as session:
+            return [source.name for source in due_sources(session, config, at)]
+
+    assert due(T0) == ["cloud", "other"]
+    run(sessions, T0)
+    assert due(T0 + timedelta(seconds=30)) == ["other"]  # every: 60 s, the default
+    assert due(T0 + timedelta(seconds=60)) == ["cloud", "other"]
 
 
 def test_a_changed_instance_is_updated_in_place_and_an_unchanged_one_kept(
