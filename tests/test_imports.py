@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HEAVY = (
     "celery", "sqlalchemy", "alembic", "fastapi", "starlette", "uvicorn", "jinja2", "reportlab",
     "apprise", "grafana_client", "feedparser", "httpx", "pydantic", "yaml", "psycopg",
+    "kubernetes",
 )  # fmt: skip
 
 PROBE_ROUND = """
@@ -46,8 +47,44 @@ with sessions() as session, session.begin():
 Prober(sessions, "test", config.probes, on_transitions=alert_hook(config)).round([1])
 """
 
+# the config with a kubernetes source (its options and extra checked), and a file_sd sweep
+DISCOVERY = """
+import tempfile
+from pathlib import Path
+from datetime import UTC, datetime
+from monitor.config import parse_config
+from monitor.discovery.kinds import KINDS
+from monitor.fleet.sweep import list_source
+sd = Path(tempfile.mkdtemp()) / "sd.json"
+sd.write_text('[{"targets": ["10.0.0.1:9400"]}]')
+template = "{kind: tcp, url: 'tcp://{{host}}:22'}"
+config = parse_config(
+    f"discovery:\\n  - {{name: k8s, kind: kubernetes, template: {template}}}\\n"
+    f"  - {{name: lab, kind: file_sd, path: '{sd}', template: {template}}}\\n"
+)
+assert {s.kind for s in config.discovery} == {"kubernetes", "file_sd"}
+assert KINDS["kubernetes"].missing_extra() is None
+assert len(list_source(config.source("lab"), datetime.now(UTC))) == 1
+"""
+# a sweep of the kubernetes kind (against a closed port: what it loads is the point)
+KUBERNETES_SWEEP = """
+from datetime import UTC, datetime
+from monitor.discovery.kind import SweepContext
+from monitor.discovery.kinds.kubernetes import KIND, KubernetesOptions
+from monitor.errors import SweepFailed
+context = SweepContext("k8s", datetime.now(UTC), 2.0)
+try:
+    KIND.list_instances(KubernetesOptions(host="http://127.0.0.1:9"), context)
+except SweepFailed:
+    pass
+"""
+
 # entry point -> what it must not load
 CASES = {
+    "the config with a kubernetes source, and a sweep of another kind": (
+        DISCOVERY,
+        {"kubernetes", "fastapi", "reportlab", "apprise", "grafana_client", "feedparser"},
+    ),
     "the supervisor (slamon's command line)": (
         "import monitor.cli",
         set(HEAVY),
@@ -63,6 +100,7 @@ CASES = {
             "apprise",
             "grafana_client",
             "feedparser",
+            "kubernetes",
         },
     ),
     "a worker's start-up checks (config, database, schema revision, broker)": (
@@ -72,11 +110,20 @@ CASES = {
         "from monitor.db.engine import make_engine\n"
         "from monitor.db.schema import stored_revision\n"
         'stored_revision(make_engine(f"sqlite:///{tempfile.mkdtemp()}/x.db"))\n',
-        {"alembic", "fastapi", "jinja2", "reportlab", "apprise", "grafana_client", "feedparser"},
+        {
+            "alembic",
+            "fastapi",
+            "jinja2",
+            "reportlab",
+            "apprise",
+            "grafana_client",
+            "feedparser",
+            "kubernetes",
+        },
     ),
     "the API": (
         "from monitor.api.app import create_app",
-        {"celery", "reportlab", "apprise", "grafana_client", "feedparser", "alembic"},
+        {"celery", "reportlab", "apprise", "grafana_client", "feedparser", "alembic", "kubernetes"},
     ),
     "the delivery of a webhook, slack or any non-apprise channel": (
         "import workers.tasks, monitor.alerts.delivery, monitor.alerts.channels.send",
@@ -118,6 +165,7 @@ def test_a_process_loads_none_of_the_heavy_modules_it_does_not_use(case: str) ->
 
 def test_the_check_sees_a_heavy_import() -> None:
     assert "reportlab" in loaded("import monitor.reports.render.pdf")
+    assert "kubernetes" in loaded(KUBERNETES_SWEEP)  # a sweep of the kind loads its client
 
 
 def modules_loaded(code: str) -> set[str]:
