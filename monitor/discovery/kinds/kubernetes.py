@@ -41,7 +41,22 @@ class KubernetesOptions(SourceOptions):
 
 
 def list_instances(options: KubernetesOptions, context: SweepContext) -> Sequence[Instance]:
-    api, server = _client(options)
+    from kubernetes import client  # only a process that sweeps this kind loads it
+
+    configuration = _configuration(options)
+    server = str(configuration.host)
+    api_client: Any = client.ApiClient(configuration)  # partly annotated (close is not)
+    try:
+        return _nodes(client.CoreV1Api(api_client), server, options, context)
+    finally:
+        api_client.close()
+        api_client.rest_client.pool_manager.clear()  # its connections, now (not at exit)
+
+
+def _nodes(
+    api: Any, server: str, options: KubernetesOptions, context: SweepContext
+) -> list[Instance]:
+    """Every node the selector matches, page by page."""
     found: list[Instance] = []
     token: str | None = None
     for _ in range(MAX_PAGES):
@@ -58,9 +73,10 @@ def list_instances(options: KubernetesOptions, context: SweepContext) -> Sequenc
     raise SweepFailed(f"kubernetes: {server} kept paging past {MAX_PAGES * PAGE} nodes")
 
 
-def _client(options: KubernetesOptions) -> tuple[Any, str]:
-    """The API client and the server it talks to, or ``SweepFailed`` saying why there is none."""
-    from kubernetes import client, config  # only a process that sweeps this kind loads it
+def _configuration(options: KubernetesOptions) -> Any:
+    """The client's configuration: the server and credentials, or ``SweepFailed`` saying why
+    there are none."""
+    from kubernetes import client, config
 
     configuration = client.Configuration()
     where = "the pod's service account" if options.in_cluster else "the kubeconfig"
@@ -79,12 +95,30 @@ def _client(options: KubernetesOptions) -> tuple[Any, str]:
             )
     except Exception as exc:  # the loaders raise ConfigException, OSError, yaml's errors …
         raise SweepFailed(f"kubernetes: cannot read {where}: {_said(exc)}") from None
-    if options.host:
-        configuration.host = options.host.rstrip("/")
-    if options.token:
-        configuration.api_key = {"authorization": f"Bearer {options.token}"}
+    _override(configuration, options)
     configuration.retries = False  # one try a sweep: the next sweep is the retry
-    return client.CoreV1Api(client.ApiClient(configuration)), str(configuration.host)
+    return configuration
+
+
+def _override(configuration: Any, options: KubernetesOptions) -> None:
+    """Set ``host`` and ``token`` over what a kubeconfig said, and keep them set: a
+    kubeconfig's token refresh (run before each request) writes its server back."""
+
+    def apply(target: Any) -> None:
+        if options.host:
+            target.host = options.host.rstrip("/")
+        if options.token:
+            target.api_key = {"authorization": f"Bearer {options.token}"}
+
+    apply(configuration)
+    refresh = configuration.refresh_api_key_hook
+    if refresh is not None and (options.host or options.token):
+
+        def refreshed(target: Any) -> None:
+            refresh(target)
+            apply(target)
+
+        configuration.refresh_api_key_hook = refreshed
 
 
 def _get(api: Any, server: str, selector: str, token: str | None, timeout_s: float) -> Any:

@@ -297,6 +297,10 @@ def test_a_kubeconfig_and_its_context_are_read(
     found = KINDS["kubernetes"].list_instances(chosen, CONTEXT)
     assert [i.external_id for i in found] == ["i-0abc123def4567890"]
     assert api.requests[-1][1]["authorization"] == "Bearer from-kubeconfig"
+    # host overrides the current context's server (a proxy), its credentials stay
+    proxied = KubernetesOptions(kubeconfig="~/kubeconfig", host=f"{api.url}/")
+    assert len(KINDS["kubernetes"].list_instances(proxied, CONTEXT)) == 1
+    assert len(api.requests) == 2
 
 
 def test_a_missing_kubeconfig_fails_the_sweep_in_one_line(tmp_path: Path) -> None:
@@ -305,6 +309,17 @@ def test_a_missing_kubeconfig_fails_the_sweep_in_one_line(tmp_path: Path) -> Non
         KINDS["kubernetes"].list_instances(chosen, CONTEXT)
     assert str(caught.value).startswith(f"kubernetes: cannot read kubeconfig {tmp_path}/nowhere")
     assert "\n" not in str(caught.value)
+
+
+def test_in_cluster_outside_a_pod_fails_the_sweep_in_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    with pytest.raises(SweepFailed) as caught:
+        KINDS["kubernetes"].list_instances(KubernetesOptions(in_cluster=True), CONTEXT)
+    assert str(caught.value) == (
+        "kubernetes: cannot read the pod's service account: Service host/port is not set."
+    )
 
 
 def test_a_403_fails_in_one_line_with_what_the_api_server_said(api: ApiServer) -> None:
