@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -139,7 +140,7 @@ def _get(api: Any, server: str, selector: str, token: str | None, timeout_s: flo
             response.release_conn()
     except ApiException as exc:
         if not exc.status:  # the client's wrapping of a TLS failure
-            raise SweepFailed(f"kubernetes: {server} unreachable: {_said(exc.reason)}") from None
+            raise SweepFailed(f"kubernetes: {server} unreachable: {_tls(exc.reason)}") from None
         said = _status_message(exc.body) or exc.reason or ""
         raise SweepFailed(
             f"kubernetes: {server} answered HTTP {exc.status}: {one_line(said)}".rstrip(": ")
@@ -152,6 +153,14 @@ def _get(api: Any, server: str, selector: str, token: str | None, timeout_s: flo
         return json.loads(body)
     except ValueError as exc:
         raise SweepFailed(f"kubernetes: {server} answered a malformed NodeList: {exc}") from None
+
+
+def _tls(reason: object) -> str:
+    """What a TLS failure was, from the client's paragraph about it: ``TLS: certificate verify
+    failed: self-signed certificate``."""
+    text = " ".join(str(reason).split())
+    found = re.search(r"\[SSL[^\]]*\] ([^'\"(]+)", text)
+    return f"TLS: {found.group(1).strip()}" if found else one_line(text)
 
 
 def _status_message(body: Any) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.server
 import json
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -30,6 +31,7 @@ from monitor.discovery.kinds.kubernetes import KubernetesOptions
 from monitor.discovery.model import Instance
 from monitor.errors import ConfigError, SweepFailed
 from monitor.fleet.sweep import sweep
+from tests.monitor.probes.test_wire import make_certificate
 
 T0 = datetime(2026, 12, 4, 12, tzinfo=UTC)
 CONTEXT = SweepContext("cluster", T0, timeout_s=5.0)
@@ -40,9 +42,9 @@ class ApiServer:
     """A real HTTP server on loopback answering `GET /api/v1/nodes` as an API server does:
     equality selectors (`a=b`, `a!=b`, `a`, comma-joined), `limit` and `continue` (an offset
     here; opaque to the client). ``answer`` replaces the NodeList with ``(status, body)``;
-    ``delay_s`` holds each answer back."""
+    ``delay_s`` holds each answer back; ``tls`` serves HTTPS."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self.nodes: list[dict[str, Any]] = []
         self.answer: tuple[int, bytes] | None = None
         self.delay_s = 0.0
@@ -72,11 +74,14 @@ class ApiServer:
                 self.wfile.write(body)
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if tls is not None:
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
+        self.scheme = "https" if tls else "http"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        return f"{self.scheme}://127.0.0.1:{self.server.server_address[1]}"
 
     def node_list(self, query: dict[str, list[str]]) -> bytes:
         selected = [n for n in self.nodes if selects(query.get("labelSelector", [""])[0], n)]
@@ -352,6 +357,19 @@ def test_a_closed_port_fails_in_one_line() -> None:
     assert (
         str(caught.value) == f"kubernetes: http://127.0.0.1:{port} unreachable: Connection refused"
     )
+
+
+def test_a_certificate_the_client_does_not_trust_fails_in_one_line(tmp_path: Path) -> None:
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(*make_certificate(tmp_path, "IP:127.0.0.1"))
+    api = ApiServer(tls)
+    try:
+        assert failure(api) == (
+            f"kubernetes: {api.url} unreachable: TLS: certificate verify failed: "
+            "self-signed certificate"
+        )
+    finally:
+        api.close()
 
 
 def test_a_slow_api_server_times_out_in_one_line(api: ApiServer) -> None:
