@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
+from monitor.discovery.kinds import KINDS
 from tests.support import FeedServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,6 +28,13 @@ OPTIONAL = {
     "lightning": "lightning",
     "pytorch_lightning": "lightning",
     "transformers": "transformers",
+}
+# each discovery kind's SDK, installed by the kind's extra and imported only by its module:
+# module -> (extra, the one module that imports it)
+DISCOVERY_SDKS = {
+    module.split(".")[0]: (kind.extra, f"monitor/discovery/kinds/{kind.name}.py")
+    for kind in KINDS.values()
+    for module in kind.requires
 }
 
 
@@ -92,6 +100,7 @@ def test_every_third_party_module_slamon_imports_is_declared() -> None:
     shipped = sorted(p for d in ("monitor", "workers") for p in (ROOT / d).rglob("*.py"))
     modules = set().union(*(imported_modules(p) for p in shipped))
     third_party = modules - set(sys.stdlib_module_names) - FIRST_PARTY - OPTIONAL.keys()
+    third_party -= DISCOVERY_SDKS.keys()
     providers = md.packages_distributions()
     declared = names(PROJECT["dependencies"])
     undeclared = {
@@ -112,6 +121,20 @@ def test_each_optional_framework_is_an_extra_and_imported_only_by_the_callbacks(
         if imported_modules(p) & OPTIONAL.keys()
     }
     assert importers == {"monitor/training_callbacks.py"}
+
+
+def test_each_discovery_sdk_is_an_extra_and_imported_only_by_its_kind() -> None:
+    extras = PROJECT["optional-dependencies"]
+    assert DISCOVERY_SDKS  # the kubernetes kind's client at least
+    for module, (extra, importer) in DISCOVERY_SDKS.items():
+        assert extra in extras, module
+        importers = {
+            p.relative_to(ROOT).as_posix()
+            for d in ("monitor", "workers")
+            for p in (ROOT / d).rglob("*.py")
+            if module in imported_modules(p)
+        }
+        assert importers == {importer}
 
 
 def test_the_undeclared_import_check_sees_a_transitive_only_module(tmp_path: Path) -> None:

@@ -22,9 +22,10 @@ ROOT = Path(__file__).resolve().parents[1]
 HEAVY = (
     "celery", "sqlalchemy", "alembic", "fastapi", "starlette", "uvicorn", "jinja2", "reportlab",
     "apprise", "grafana_client", "feedparser", "httpx", "pydantic", "yaml", "psycopg", "boto3",
-    "botocore",
+    "botocore", "kubernetes",
 )  # fmt: skip
-CLOUD_SDKS = {"boto3", "botocore"}  # a discovery source's extra: loaded by its sweep alone
+# the discovery sources' SDKs (their extras): each loaded by its own sweep alone
+CLOUD_SDKS = {"boto3", "botocore", "kubernetes"}
 
 PROBE_ROUND = """
 import os, tempfile
@@ -49,7 +50,7 @@ with sessions() as session, session.begin():
 Prober(sessions, "test", config.probes, on_transitions=alert_hook(config)).round([1])
 """
 
-# a config with an ec2 source, checked (its extra is installed), and a sweep of a file_sd one
+# a config with cloud sources, checked (its extra is installed), and a sweep of a file_sd one
 OTHER_KIND_SWEEP = """
 import tempfile
 from datetime import UTC, datetime
@@ -62,7 +63,10 @@ config = parse_config(f'''
 discovery:
   - {{name: lab, kind: file_sd, path: "{sd}", template: {{kind: http, url: "http://{{address}}/"}}}}
   - {{name: aws, kind: ec2, regions: [us-east-1], template: {{kind: http}}}}
+  - {{name: k8s, kind: kubernetes, template: {{kind: http}}}}
 ''')
+from monitor.discovery.kinds import KINDS
+assert all(KINDS[s.kind].missing_extra() is None for s in config.discovery)
 assert len(list_source(config.source("lab"), datetime.now(UTC))) == 1
 """
 
@@ -83,6 +87,19 @@ discovery:
 ''')
 try:
     list_source(config.source("aws"), datetime.now(UTC))
+except SweepFailed:
+    pass
+"""
+
+# a sweep of the kubernetes kind (against a closed port: what it loads is the point)
+KUBERNETES_SWEEP = """
+from datetime import UTC, datetime
+from monitor.discovery.kind import SweepContext
+from monitor.discovery.kinds.kubernetes import KIND, KubernetesOptions
+from monitor.errors import SweepFailed
+context = SweepContext("k8s", datetime.now(UTC), 2.0)
+try:
+    KIND.list_instances(KubernetesOptions(host="http://127.0.0.1:9"), context)
 except SweepFailed:
     pass
 """
@@ -141,7 +158,7 @@ CASES = {
         "import monitor.reports.service",
         {"reportlab", "jinja2", "fastapi", "apprise", "grafana_client", "feedparser", *CLOUD_SDKS},
     ),
-    "the config naming an ec2 source, and a sweep of a file_sd one": (
+    "the config naming cloud sources, and a sweep of a file_sd one": (
         OTHER_KIND_SWEEP,
         {"fastapi", "reportlab", "apprise", "grafana_client", "feedparser", *CLOUD_SDKS},
     ),
@@ -167,8 +184,9 @@ def test_the_check_sees_a_heavy_import() -> None:
     assert "reportlab" in loaded("import monitor.reports.render.pdf")
 
 
-def test_a_sweep_of_ec2_loads_its_sdk() -> None:
-    assert loaded(EC2_SWEEP) >= CLOUD_SDKS
+def test_a_sweep_of_a_cloud_kind_loads_its_sdk() -> None:
+    assert loaded(EC2_SWEEP) >= {"boto3", "botocore"}
+    assert "kubernetes" in loaded(KUBERNETES_SWEEP)
 
 
 def modules_loaded(code: str) -> set[str]:

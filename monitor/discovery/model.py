@@ -30,10 +30,11 @@ InstanceState = Literal["running", "ended", "other"]
 class Instance:
     """One instance as its source saw it.
 
-    ``external_id`` is the cloud's own id (an EC2 instance id, a Kubernetes node's providerID,
-    a file_sd address): the target keeps it, two sources that see the same id see one target,
-    and account events join on it. ``fields`` are what a target template may name
-    (``{private_ip}``, ``{tags.pool}``); ``tags`` holds the cloud's tags or labels.
+    ``external_id`` is the cloud's own id (an EC2 instance id, which is also its Kubernetes
+    node's, read from the node's providerID; a file_sd address): the target keeps it, two
+    sources that see the same id see one target, and account events join on it. ``fields``
+    are what a target template may name (``{private_ip}``, ``{tags.pool}``); ``tags`` holds
+    the cloud's tags or labels.
     """
 
     external_id: str

@@ -214,6 +214,6 @@ KIND = DiscoveryKind(
     name="ec2",
     options=Ec2Options,
     list_instances=list_instances,
-    requires=("boto3",),
+    requires=("boto3", "botocore"),  # botocore: its exceptions and Config
     extra="aws",
 )
