@@ -28,6 +28,9 @@ OPTIONAL = {
     "pytorch_lightning": "lightning",
     "transformers": "transformers",
 }
+# the discovery sources' cloud SDKs, imported only inside their kinds' listings (the config
+# checks the extra is installed): module -> the extra that declares it
+DISCOVERY_SDKS = {"google": "gcp", "azure": "azure"}
 
 
 def names(requirements: list[str]) -> set[str]:
@@ -93,13 +96,31 @@ def test_every_third_party_module_slamon_imports_is_declared() -> None:
     modules = set().union(*(imported_modules(p) for p in shipped))
     third_party = modules - set(sys.stdlib_module_names) - FIRST_PARTY - OPTIONAL.keys()
     providers = md.packages_distributions()
-    declared = names(PROJECT["dependencies"])
+    extras = PROJECT["optional-dependencies"]
+
+    def declared(module: str) -> set[str]:
+        extra = extras.get(DISCOVERY_SDKS.get(module, ""), [])
+        return names(PROJECT["dependencies"] + extra)
+
     undeclared = {
         module: providers.get(module)
         for module in third_party
-        if not {d.lower() for d in providers.get(module, [])} & declared
+        if not {d.lower() for d in providers.get(module, [])} & declared(module)
     }
     assert undeclared == {}
+
+
+def test_each_cloud_sdk_is_imported_only_by_its_discovery_kind() -> None:
+    importers = {
+        p.relative_to(ROOT).as_posix(): sorted(imported_modules(p) & DISCOVERY_SDKS.keys())
+        for d in ("monitor", "workers")
+        for p in (ROOT / d).rglob("*.py")
+        if imported_modules(p) & DISCOVERY_SDKS.keys()
+    }
+    assert importers == {
+        "monitor/discovery/kinds/gce.py": ["google"],
+        "monitor/discovery/kinds/azure.py": ["azure"],
+    }
 
 
 def test_each_optional_framework_is_an_extra_and_imported_only_by_the_callbacks() -> None:

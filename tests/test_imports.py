@@ -153,6 +153,7 @@ template = '{kind: tcp, url: "tcp://x:1"}'
 config = parse_config(f'''
 discovery:
   - {{name: gcp, kind: gce, projects: [p], template: {template}}}
+  - {{name: az, kind: azure, subscription: s, template: {template}}}
   - {{name: lab, kind: file_sd, path: "{sd}", template: {template}}}
 ''')
 assert len(list_source(config.source("lab"), datetime.now(UTC))) == 1
@@ -182,6 +183,8 @@ def test_a_config_naming_cloud_sources_and_a_sweep_of_another_kind_load_no_cloud
     [
         ("gce", "projects: [p], endpoint: 'http://127.0.0.1:1', timeout: 1",
          "google.cloud.compute_v1"),
+        ("azure", "subscription: s, endpoint: 'http://127.0.0.1:1', token: t, timeout: 1",
+         "azure.mgmt.compute"),
     ],
 )  # fmt: skip
 def test_the_check_sees_a_cloud_sdk_a_sweep_of_its_kind_loads(

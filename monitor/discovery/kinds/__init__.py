@@ -9,12 +9,13 @@ line in ``_BUILT_IN``; a plug-in or a test's toy kind uses :func:`register`.
 from __future__ import annotations
 
 from monitor.discovery.kind import DiscoveryKind
-from monitor.discovery.kinds import file_sd, gce, http_sd
+from monitor.discovery.kinds import azure, file_sd, gce, http_sd
 
 _BUILT_IN = (
     file_sd.KIND,
     http_sd.KIND,
     gce.KIND,
+    azure.KIND,
 )
 
 KINDS: dict[str, DiscoveryKind] = {kind.name: kind for kind in _BUILT_IN}

@@ -112,7 +112,6 @@ def _said(exc: Exception) -> str:
     from google.api_core import exceptions as api
     from google.auth import exceptions as auth
     from google.protobuf.json_format import ParseError
-    from requests import exceptions as http
 
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     if isinstance(exc, api.GoogleAPICallError):
@@ -120,9 +119,9 @@ def _said(exc: Exception) -> str:
         text = message[0] if message else type(exc).__name__
         text = text.split(": ", 1)[1] if text.startswith(("GET ", "POST ")) else text
         return f"HTTP {exc.code} {type(exc).__name__}: {text}"
-    if isinstance(exc, http.Timeout):
-        return f"timed out: {first}"
-    if isinstance(exc, http.ConnectionError):
+    if isinstance(exc, OSError):  # the transport's (requests') errors: a timeout, a refusal
+        if any(cls.__name__.endswith("Timeout") for cls in type(exc).__mro__):
+            return f"timed out: {first}"
         return f"unreachable: {_root(exc)}"
     if isinstance(exc, auth.GoogleAuthError):
         return f"no credentials: {first}"

@@ -5,6 +5,7 @@ becomes, and the one line a failed listing leaves, through the real sweep."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -307,4 +308,14 @@ def test_no_credentials_fail_the_sweep_with_one_line(
     with pytest.raises(SweepFailed) as failed:
         list_instances(options, SweepContext("gcp", T0, 1.0))
     assert str(failed.value).startswith("gce ml-training: no credentials: ")
+    assert "\n" not in str(failed.value)
+
+
+def test_an_answer_slower_than_the_timeout_fails_with_one_line(compute: FakeCompute) -> None:
+    compute.server.answer = lambda path, query: (time.sleep(2), (200, {"items": []}))[1]
+    chosen = GceOptions(projects=("ml-training",), zones=(ZONE,), endpoint=compute.server.url)
+    with pytest.raises(SweepFailed) as failed:
+        list_instances(chosen, SweepContext("gcp", T0, 0.5))
+    assert len(compute.server.requests) == 1  # no retries
+    assert str(failed.value).startswith(f"gce ml-training/{ZONE}: timed out: "), failed.value
     assert "\n" not in str(failed.value)
