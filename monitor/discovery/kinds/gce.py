@@ -41,16 +41,15 @@ class GceOptions(SourceOptions):
 def list_instances(options: GceOptions, context: SweepContext) -> Sequence[Instance]:
     from google.cloud import compute_v1  # loaded by a process that sweeps gce, no other
 
-    client = _client(options, compute_v1)
     found: dict[str, Instance] = {}
-    for project in options.projects:
-        for zone in options.zones or [None]:
-            where = f"{project}/{zone or 'all zones'}"
-            with _failing_as_one_line(where):
-                for item in _listed(client, compute_v1, project, zone, options, context):
-                    instance = instance_from(item, project)
-                    if _labelled(instance, options.label_filter):
-                        found.setdefault(instance.external_id, instance)
+    with _client(options, compute_v1) as client:  # closes its HTTP session
+        for project in options.projects:
+            for zone in options.zones or [None]:
+                with _failing_as_one_line(f"{project}/{zone or 'all zones'}"):
+                    for item in _listed(client, compute_v1, project, zone, options, context):
+                        instance = instance_from(item, project)
+                        if _labelled(instance, options.label_filter):
+                            found.setdefault(instance.external_id, instance)
     return list(found.values())
 
 
