@@ -155,6 +155,51 @@ class FeedServer:
         self.server.server_close()
 
 
+class ApiServer:
+    """A real HTTP server on loopback standing in for a cloud's API: ``answer(path, query)``
+    (the path without its query, the query parsed) returns ``(status, JSON value or bytes)``;
+    ``requests`` records each GET as ``(path, query, headers)``. ``close()`` frees the port
+    (connections to it are then refused)."""
+
+    def __init__(self, answer: Callable[[str, dict[str, str]], tuple[int, object]]) -> None:
+        import json
+        from urllib.parse import parse_qsl, urlsplit
+
+        self.answer = answer
+        self.requests: list[tuple[str, dict[str, str], dict[str, str]]] = []
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                parts = urlsplit(self.path)
+                query = dict(parse_qsl(parts.query, keep_blank_values=True))
+                owner.requests.append((parts.path, query, dict(self.headers.items())))
+                status, value = owner.answer(parts.path, query)
+                body = value if isinstance(value, bytes) else json.dumps(value).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up waiting (a timeout test)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
 class WebhookReceiver:
     """A real webhook receiver on loopback: records every POST; answers ``status`` (the test
     flips it to simulate an outage); ``accepted`` holds the Idempotency-Keys it took (2xx).

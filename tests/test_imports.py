@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HEAVY = (
     "celery", "sqlalchemy", "alembic", "fastapi", "starlette", "uvicorn", "jinja2", "reportlab",
     "apprise", "grafana_client", "feedparser", "httpx", "pydantic", "yaml", "psycopg", "boto3",
-    "botocore", "kubernetes",
+    "botocore", "kubernetes", "grpc",
 )  # fmt: skip
 # the discovery sources' SDKs (their extras): each loaded by its own sweep alone
 CLOUD_SDKS = {"boto3", "botocore", "kubernetes"}
@@ -202,6 +202,64 @@ def test_slamon_run_loads_its_own_command_module_and_no_other() -> None:
     command_modules = {where.partition(":")[0] for where in COMMANDS.values()}
     assert found & command_modules == {"monitor.cli.serve"}
     assert sorted({name.split(".")[0] for name in found} & set(HEAVY)) == []
+
+
+# gce's and azure's SDKs, by the module prefixes they load
+GCE_AZURE_SDKS = (
+    "google.cloud.compute", "google.api_core", "google.auth", "google.protobuf", "grpc",
+    "proto", "azure.core", "azure.mgmt.compute", "azure.identity", "msal", "requests",
+)  # fmt: skip
+
+CLOUD_CONFIG = """
+import json, tempfile
+from datetime import datetime, UTC
+from pathlib import Path
+from monitor.config import parse_config
+from monitor.fleet.sweep import list_source
+sd = Path(tempfile.mkdtemp()) / "sd.json"
+sd.write_text(json.dumps([{"targets": ["10.0.0.1:9400"]}]))
+template = '{kind: tcp, url: "tcp://x:1"}'
+config = parse_config(f'''
+discovery:
+  - {{name: gcp, kind: gce, projects: [p], template: {template}}}
+  - {{name: az, kind: azure, subscription: s, template: {template}}}
+  - {{name: lab, kind: file_sd, path: "{sd}", template: {template}}}
+''')
+assert len(list_source(config.source("lab"), datetime.now(UTC))) == 1
+"""
+
+SWEEP_OF = """
+from datetime import datetime, UTC
+from monitor.config import parse_config
+from monitor.fleet.sweep import list_source
+config = parse_config('''
+discovery: [{{name: it, kind: {kind}, {options}, template: {{kind: tcp, url: "tcp://x:1"}}}}]
+''')
+try:
+    list_source(config.source("it"), datetime.now(UTC))
+except Exception:
+    pass  # nothing answers at the endpoint: the SDK was loaded all the same
+"""
+
+
+def test_a_config_naming_cloud_sources_and_a_sweep_of_another_kind_load_no_cloud_sdk() -> None:
+    found = modules_loaded(CLOUD_CONFIG)
+    assert sorted(name for name in found if name.startswith(GCE_AZURE_SDKS)) == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "options", "sdk"),
+    [
+        ("gce", "projects: [p], endpoint: 'http://127.0.0.1:1', timeout: 1",
+         "google.cloud.compute_v1"),
+        ("azure", "subscription: s, endpoint: 'http://127.0.0.1:1', token: t, timeout: 1",
+         "azure.mgmt.compute"),
+    ],
+)  # fmt: skip
+def test_the_check_sees_a_cloud_sdk_a_sweep_of_its_kind_loads(
+    kind: str, options: str, sdk: str
+) -> None:
+    assert sdk in modules_loaded(SWEEP_OF.format(kind=kind, options=options))
 
 
 def test_a_worker_starts_without_celerys_command_line() -> None:

@@ -9,9 +9,9 @@ line in ``_BUILT_IN``; a plug-in or a test's toy kind uses :func:`register`.
 from __future__ import annotations
 
 from monitor.discovery.kind import DiscoveryKind
-from monitor.discovery.kinds import ec2, file_sd, http_sd, kubernetes
+from monitor.discovery.kinds import azure, ec2, file_sd, gce, http_sd, kubernetes
 
-_BUILT_IN = (file_sd.KIND, http_sd.KIND, ec2.KIND, kubernetes.KIND)
+_BUILT_IN = (file_sd.KIND, http_sd.KIND, ec2.KIND, gce.KIND, azure.KIND, kubernetes.KIND)
 
 KINDS: dict[str, DiscoveryKind] = {kind.name: kind for kind in _BUILT_IN}
 
