@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime
+from html.parser import HTMLParser
 from typing import Any
 
 import httpx
@@ -65,7 +66,7 @@ class Cloud:
         self.url = f"http://{host}:{port}"
 
     def client(self) -> Any:
-        import boto3
+        import boto3  # type: ignore[import-untyped]
 
         return boto3.client(
             "ec2",
@@ -97,8 +98,7 @@ class Cloud:
             ],
             **extra,
         )
-        instance_id: str = answer["Instances"][0]["InstanceId"]
-        return instance_id
+        return str(answer["Instances"][0]["InstanceId"])
 
     def instance_id(self, name: str) -> str:
         answer = self.client().describe_instances(Filters=[{"Name": "tag:Name", "Values": [name]}])
@@ -111,7 +111,7 @@ class Cloud:
         state reason ``Server.SpotInstanceTermination`` (written into moto's backend: EC2 has
         no API for it)."""
         from moto.backends import get_backend
-        from moto.core import DEFAULT_ACCOUNT_ID
+        from moto.core.models import DEFAULT_ACCOUNT_ID
         from moto.ec2.models.instances import InstanceState, StateReason
 
         instance = get_backend("ec2")[DEFAULT_ACCOUNT_ID][REGION].get_instance(instance_id)
@@ -187,6 +187,16 @@ def _targets(live: Live) -> dict[str, dict[str, Any]]:
     return surfaces.targets(live.base, live.deployment.read_token, include_retired=True)
 
 
+def _all_registered(live: Live) -> dict[str, dict[str, Any]] | None:
+    found = _targets(live)
+    return found if all(name in found for name in NAMES) else None
+
+
+def _retired(live: Live, name: str) -> dict[str, Any] | None:
+    target = _targets(live).get(name)
+    return target if target is not None and target["retired_at"] else None
+
+
 def _when(text: str | None) -> datetime:
     moment = surfaces.when(text)
     assert moment is not None, text
@@ -197,11 +207,7 @@ def _when(text: str | None) -> datetime:
 
 
 def test_the_source_registers_its_running_instances_and_they_are_probed(live: Live) -> None:
-    targets = eventually(
-        lambda: (found := _targets(live)) and all(n in found for n in NAMES) and found,
-        "the three tagged instances registered",
-        ALERT_S,
-    )
+    targets = eventually(lambda: _all_registered(live), "the three tagged instances", ALERT_S)
     assert "other-team" not in targets, "the tag filter let another team's instance in"
     for name in NAMES:
         target = targets[name]
@@ -220,10 +226,7 @@ def test_the_source_registers_its_running_instances_and_they_are_probed(live: Li
 def test_a_spot_reclaim_ends_a_life_without_downtime_or_page(live: Live) -> None:
     live.world.http.down(SPOT)  # the box goes dark first, then the API says why
     _cloud().reclaim_spot(_cloud().instance_id(SPOT))
-    ended = eventually(
-        lambda: (t := _targets(live).get(SPOT)) and t["retired_at"] and t,
-        f"{SPOT} retired by a sweep",
-    )
+    ended = eventually(lambda: _retired(live, SPOT), f"{SPOT} retired by a sweep")
     assert ended["ended_by"] == "preempted", ended
     assert "SpotInstanceTermination" in (ended["end_detail"] or ""), ended
     quiet_period()
@@ -235,10 +238,7 @@ def test_a_spot_reclaim_ends_a_life_without_downtime_or_page(live: Live) -> None
 def test_a_user_termination_ends_a_life_without_downtime_or_page(live: Live) -> None:
     live.world.http.down(STOPPED)
     _cloud().client().terminate_instances(InstanceIds=[_cloud().instance_id(STOPPED)])
-    ended = eventually(
-        lambda: (t := _targets(live).get(STOPPED)) and t["retired_at"] and t,
-        f"{STOPPED} retired by a sweep",
-    )
+    ended = eventually(lambda: _retired(live, STOPPED), f"{STOPPED} retired by a sweep")
     assert ended["ended_by"] == "user", ended
     quiet_period()
     assert not live.hooks("target_down", STOPPED)["firing"], "a user's terminate paged someone"
@@ -256,6 +256,7 @@ def test_an_instance_down_while_it_runs_pages_and_owes_a_credit(live: Live) -> N
     firing, resolved = once_each(live, "target_down", DOWN)
     assert _targets(live)[DOWN]["retired_at"] is None, "a running instance was retired"
 
+    assert firing.started_at is not None, firing
     month = month_of(firing.started_at)
     report = live.report(month)
     report_counts(live, report, DOWN, "reachable", [(firing, resolved)])
@@ -267,6 +268,90 @@ def test_an_instance_down_while_it_runs_pages_and_owes_a_credit(live: Live) -> N
         assert ended is not None, f"the report leaves out {name}, which lived this month"
         assert ended["credit_pct"] == 0, ended
         assert surfaces.report_outages(report, name, "reachable") == [], ended
+    ledger_by_hand(report, _targets(live))
+    page_shows_the_ledger(live, report)
+
+
+class _LedgerTable(HTMLParser):
+    """The rows of the status page's ``table#ledger``, as the cells' texts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inside = False
+        self.rows: list[list[str]] = []
+        self.cell: str | None = None  # the text of the cell being read
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table" and ("id", "ledger") in attrs:
+            self.inside = True
+        elif self.inside and tag == "tr":
+            self.rows.append([])
+        elif self.inside and tag == "td":
+            self.cell = ""
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "table":
+            self.inside = False
+        elif tag == "td" and self.cell is not None:
+            self.rows[-1].append(self.cell.strip())
+            self.cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self.cell is not None:
+            self.cell += data
+
+
+def page_shows_the_ledger(live: Live, report: dict[str, Any]) -> None:
+    """The status page's ledger (month to date) holds the report's rows: each one's
+    preemptions, and its rate to the page's three decimals."""
+    table = _LedgerTable()
+    table.feed(httpx.get(f"{live.base}/", timeout=10).raise_for_status().text)
+    shown = {(row[1], row[2]): row for row in table.rows if row}
+    for row in report["ledger"]:
+        cells = shown.get((row["instance_type"], row["capacity"]))
+        assert cells is not None, f"the status page's ledger lacks {row}: {shown}"
+        assert cells[4] == str(row["preemptions"]), cells
+        assert cells[7] == f"{row['per_1000h']:.3f}", (cells, row)
+
+
+# Garwood's exact 95 % Poisson interval for k events, in events: k = 0 and k = 1
+GARWOOD = {0: (0.0, 3.6889), 1: (0.025318, 5.5716)}
+
+
+def ledger_by_hand(report: dict[str, Any], targets: dict[str, dict[str, Any]]) -> None:
+    """The report's interruption ledger, worked out from the targets' lives as the API gives
+    them: one spot g5.xlarge preempted (1 interruption over its life), one on-demand g5.xlarge
+    the user terminated (none: a user's end is no interruption), one p5.48xlarge still
+    running (its hours up to the report)."""
+    rows = {(r["provider"], r["instance_type"], r["capacity"]): r for r in report["ledger"]}
+    assert set(rows) == {
+        ("aws", "g5.xlarge", "spot"), ("aws", "g5.xlarge", "on-demand"),
+        ("aws", "p5.48xlarge", "on-demand"),
+    }, rows  # fmt: skip
+
+    def life_h(name: str) -> float:
+        start, end = _when(targets[name]["created_at"]), _when(targets[name]["retired_at"])
+        return (end - start).total_seconds() / 3600
+
+    for name, capacity, events in ((SPOT, "spot", 1), (STOPPED, "on-demand", 0)):
+        row, hours = rows[("aws", "g5.xlarge", capacity)], life_h(name)
+        assert (row["instances"], row["ended"]) == (1, 1), row
+        assert (row["preemptions"], row["provider_ends"]) == (events, 0), row
+        assert row["instance_hours"] == pytest.approx(hours, rel=1e-6), row
+        assert row["median_lifetime_h"] == pytest.approx(hours, rel=1e-6), row
+        assert row["per_1000h"] == pytest.approx(events * 1000 / hours, rel=1e-6), row
+        low, high = GARWOOD[events]
+        assert row["low"] == pytest.approx(low * 1000 / hours, rel=1e-4, abs=1e-9), row
+        assert row["high"] == pytest.approx(high * 1000 / hours, rel=1e-4), row
+        assert row["small_sample"] is True, row  # minutes of life, not 1,000 hours
+
+    running = rows[("aws", "p5.48xlarge", "on-demand")]
+    born, generated = _when(targets[DOWN]["created_at"]), _when(report["generated_at"])
+    assert (running["ended"], running["median_lifetime_h"]) == (0, None), running
+    assert running["per_1000h"] == 0, running
+    assert running["instance_hours"] == pytest.approx(
+        (generated - born).total_seconds() / 3600, abs=5 / 3600
+    ), running  # it lives on: its hours up to the report, within the report's own run
 
 
 def test_no_alert_was_sent_twice(live: Live) -> None:
