@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.server
 import os
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -158,14 +159,20 @@ class FeedServer:
 class ApiServer:
     """A real HTTP server on loopback standing in for a cloud's API: ``answer(path, query)``
     (the path without its query, the query parsed) returns ``(status, JSON value or bytes)``;
-    ``requests`` records each GET as ``(path, query, headers)``. ``close()`` frees the port
-    (connections to it are then refused)."""
+    ``requests`` records each GET as ``(path, query, headers)``, header names in lower case;
+    ``delay_s`` holds each answer back (a timeout test); with ``tls`` it serves HTTPS.
+    ``close()`` frees the port (connections to it are then refused)."""
 
-    def __init__(self, answer: Callable[[str, dict[str, str]], tuple[int, object]]) -> None:
+    def __init__(
+        self,
+        answer: Callable[[str, dict[str, str]], tuple[int, object]],
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
         import json
         from urllib.parse import parse_qsl, urlsplit
 
         self.answer = answer
+        self.delay_s = 0.0
         self.requests: list[tuple[str, dict[str, str], dict[str, str]]] = []
         owner = self
 
@@ -176,7 +183,9 @@ class ApiServer:
             def do_GET(self) -> None:
                 parts = urlsplit(self.path)
                 query = dict(parse_qsl(parts.query, keep_blank_values=True))
-                owner.requests.append((parts.path, query, dict(self.headers.items())))
+                headers = {name.lower(): value for name, value in self.headers.items()}
+                owner.requests.append((parts.path, query, headers))
+                time.sleep(owner.delay_s)
                 status, value = owner.answer(parts.path, query)
                 body = value if isinstance(value, bytes) else json.dumps(value).encode()
                 try:
@@ -189,11 +198,14 @@ class ApiServer:
                     pass  # the client gave up waiting (a timeout test)
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if tls is not None:
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
+        self.scheme = "https" if tls else "http"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        return f"{self.scheme}://127.0.0.1:{self.server.server_address[1]}"
 
     def close(self) -> None:
         self.server.shutdown()

@@ -6,7 +6,6 @@ sweep."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -123,7 +122,7 @@ def test_a_vm_becomes_its_ids_size_capacity_and_fields(arm: FakeArm) -> None:
         "providers/Microsoft.Compute/virtualMachines/no-vm-id"  # fmt: skip
     path, query, headers = arm.server.requests[0]
     assert (path, query["statusOnly"]) == (LIST, "true")
-    assert headers["Authorization"] == "Bearer test-token"
+    assert headers["authorization"] == "Bearer test-token"
 
 
 def test_every_page_is_read_and_groups_and_tags_are_held_to(arm: FakeArm) -> None:
@@ -285,7 +284,7 @@ def test_the_config_takes_the_kind_and_refuses_a_source_without_its_subscription
 
 
 def test_an_answer_slower_than_the_timeout_fails_with_one_line(arm: FakeArm) -> None:
-    arm.server.answer = lambda path, query: (time.sleep(2), (200, {"value": []}))[1]
+    arm.server.delay_s = 2.0
     chosen = AzureOptions(subscription=SUB, endpoint=arm.server.url, token="test-token")
     with pytest.raises(SweepFailed) as failed:
         list_instances(chosen, SweepContext("azure", T0, 0.5))

@@ -5,7 +5,6 @@ becomes, and the one line a failed listing leaves, through the real sweep."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -312,7 +311,7 @@ def test_no_credentials_fail_the_sweep_with_one_line(
 
 
 def test_an_answer_slower_than_the_timeout_fails_with_one_line(compute: FakeCompute) -> None:
-    compute.server.answer = lambda path, query: (time.sleep(2), (200, {"items": []}))[1]
+    compute.server.delay_s = 2.0
     chosen = GceOptions(projects=("ml-training",), zones=(ZONE,), endpoint=compute.server.url)
     with pytest.raises(SweepFailed) as failed:
         list_instances(chosen, SweepContext("gcp", T0, 0.5))

@@ -7,17 +7,13 @@ cluster."""
 
 from __future__ import annotations
 
-import http.server
 import json
 import socket
 import ssl
-import threading
-import time
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from sqlalchemy import select
@@ -32,61 +28,43 @@ from monitor.discovery.model import Instance
 from monitor.errors import ConfigError, SweepFailed
 from monitor.fleet.sweep import sweep
 from tests.monitor.probes.test_wire import make_certificate
+from tests.support import ApiServer
 
 T0 = datetime(2026, 12, 4, 12, tzinfo=UTC)
 CONTEXT = SweepContext("cluster", T0, timeout_s=5.0)
 GPU = {"nvidia.com/gpu.present": "true"}
 
 
-class ApiServer:
-    """A real HTTP server on loopback answering `GET /api/v1/nodes` as an API server does:
-    equality selectors (`a=b`, `a!=b`, `a`, comma-joined), `limit` and `continue` (an offset
-    here; opaque to the client). ``answer`` replaces the NodeList with ``(status, body)``;
-    ``delay_s`` holds each answer back; ``tls`` serves HTTPS."""
+class NodesApi:
+    """`GET /api/v1/nodes` as an API server answers it, on a real loopback server
+    (``tests.support.ApiServer``): equality selectors (`a=b`, `a!=b`, `a`, comma-joined),
+    `limit` and `continue` (an offset here; opaque to the client). ``answer`` replaces the
+    NodeList with ``(status, body)``; ``server.delay_s`` holds each answer back; ``tls`` serves
+    HTTPS."""
 
     def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self.nodes: list[dict[str, Any]] = []
         self.answer: tuple[int, bytes] | None = None
-        self.delay_s = 0.0
-        self.requests: list[tuple[dict[str, list[str]], dict[str, str]]] = []
-        owner = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                url = urlsplit(self.path)
-                query = parse_qs(url.query)
-                owner.requests.append((query, {k.lower(): v for k, v in self.headers.items()}))
-                time.sleep(owner.delay_s)
-                if url.path != "/api/v1/nodes":
-                    status, body = (
-                        404,
-                        b'{"kind":"Status","message":"the server could not find it"}',
-                    )
-                else:
-                    status, body = owner.answer or (200, owner.node_list(query))
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        if tls is not None:
-            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
-        self.scheme = "https" if tls else "http"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = ApiServer(self._answer, tls)
 
     @property
     def url(self) -> str:
-        return f"{self.scheme}://127.0.0.1:{self.server.server_address[1]}"
+        return self.server.url
 
-    def node_list(self, query: dict[str, list[str]]) -> bytes:
-        selected = [n for n in self.nodes if selects(query.get("labelSelector", [""])[0], n)]
-        start = int(query.get("continue", ["0"])[0])
-        limit = int(query.get("limit", [str(len(selected) or 1)])[0])
+    @property
+    def requests(self) -> list[tuple[dict[str, str], dict[str, str]]]:
+        """Each request's query and headers (names in lower case)."""
+        return [(query, headers) for _, query, headers in self.server.requests]
+
+    def _answer(self, path: str, query: dict[str, str]) -> tuple[int, object]:
+        if path != "/api/v1/nodes":
+            return 404, {"kind": "Status", "message": "the server could not find it"}
+        return self.answer or (200, self.node_list(query))
+
+    def node_list(self, query: dict[str, str]) -> bytes:
+        selected = [n for n in self.nodes if selects(query.get("labelSelector", ""), n)]
+        start = int(query.get("continue", "0"))
+        limit = int(query.get("limit", str(len(selected) or 1)))
         items = selected[start : start + limit]
         more = start + limit < len(selected)
         metadata = {"resourceVersion": "4242", **({"continue": str(start + limit)} if more else {})}
@@ -94,8 +72,7 @@ class ApiServer:
         return json.dumps(document).encode()
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.server.close()
 
 
 def selects(selector: str, item: dict[str, Any]) -> bool:
@@ -193,19 +170,19 @@ CPU = kube_node("ip-10-0-9-9.ec2.internal", {"node.kubernetes.io/instance-type":
 
 
 @pytest.fixture
-def api() -> Iterator[ApiServer]:
-    server = ApiServer()
+def api() -> Iterator[NodesApi]:
+    server = NodesApi()
     yield server
     server.close()
 
 
-def listed(api: ApiServer, timeout_s: float = 5.0, **options: Any) -> list[Instance]:
+def listed(api: NodesApi, timeout_s: float = 5.0, **options: Any) -> list[Instance]:
     context = SweepContext("cluster", T0, timeout_s=timeout_s)
     chosen = KubernetesOptions(host=api.url, **options)
     return list(KINDS["kubernetes"].list_instances(chosen, context))
 
 
-def failure(api: ApiServer, **options: Any) -> str:
+def failure(api: NodesApi, **options: Any) -> str:
     with pytest.raises(SweepFailed) as caught:
         listed(api, **options)
     message = str(caught.value)
@@ -213,7 +190,7 @@ def failure(api: ApiServer, **options: Any) -> str:
     return message
 
 
-def test_eks_gke_and_aks_gpu_nodes_are_instances_of_their_cloud(api: ApiServer) -> None:
+def test_eks_gke_and_aks_gpu_nodes_are_instances_of_their_cloud(api: NodesApi) -> None:
     api.nodes = [EKS, GKE, AKS, CPU]
     eks, gke, aks = listed(api)
     assert (eks.external_id, eks.name, eks.provider, eks.region, eks.zone) == (
@@ -243,15 +220,15 @@ def test_eks_gke_and_aks_gpu_nodes_are_instances_of_their_cloud(api: ApiServer) 
     assert aks.state == "running"  # AKS taints every spot node: that is not an eviction
 
 
-def test_the_label_selector_is_sent_and_the_default_selects_gpu_nodes(api: ApiServer) -> None:
+def test_the_label_selector_is_sent_and_the_default_selects_gpu_nodes(api: NodesApi) -> None:
     api.nodes = [EKS, CPU]
     assert [i.name for i in listed(api)] == [EKS["metadata"]["name"]]
-    assert api.requests[-1][0]["labelSelector"] == ["nvidia.com/gpu.present=true"]
+    assert api.requests[-1][0]["labelSelector"] == "nvidia.com/gpu.present=true"
     chosen = listed(api, label_selector="node.kubernetes.io/instance-type=m7i.large")
     assert [i.name for i in chosen] == [CPU["metadata"]["name"]]
 
 
-def test_a_large_cluster_is_listed_page_by_page(api: ApiServer) -> None:
+def test_a_large_cluster_is_listed_page_by_page(api: NodesApi) -> None:
     api.nodes = [
         kube_node(f"n{n}", {**GPU}, f"aws:///us-east-1a/i-{n:05x}", ip=f"10.1.{n // 250}.{n % 250}")
         for n in range(1201)
@@ -259,11 +236,11 @@ def test_a_large_cluster_is_listed_page_by_page(api: ApiServer) -> None:
     found = listed(api)
     assert len({i.external_id for i in found}) == 1201
     pages = [query for query, _ in api.requests]
-    assert [q.get("continue") for q in pages] == [None, ["500"], ["1000"]]
-    assert all(q["limit"] == ["500"] for q in pages)
+    assert [q.get("continue") for q in pages] == [None, "500", "1000"]
+    assert all(q["limit"] == "500" for q in pages)
 
 
-def test_a_node_without_a_cloud_is_named_by_its_provider_id_or_its_uid(api: ApiServer) -> None:
+def test_a_node_without_a_cloud_is_named_by_its_provider_id_or_its_uid(api: NodesApi) -> None:
     api.nodes = [
         kube_node("kind-worker", GPU, "kind://docker/kind/kind-worker"),
         kube_node("bare-metal-7", GPU),
@@ -276,7 +253,7 @@ def test_a_node_without_a_cloud_is_named_by_its_provider_id_or_its_uid(api: ApiS
     assert "provider_id" not in bare.fields
 
 
-def test_a_token_is_sent_as_a_bearer_token(api: ApiServer) -> None:
+def test_a_token_is_sent_as_a_bearer_token(api: NodesApi) -> None:
     api.nodes = [EKS]
     listed(api, token="s3cret")
     assert api.requests[-1][1]["authorization"] == "Bearer s3cret"
@@ -284,7 +261,7 @@ def test_a_token_is_sent_as_a_bearer_token(api: ApiServer) -> None:
 
 
 def test_a_kubeconfig_and_its_context_are_read(
-    api: ApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    api: NodesApi, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "kubeconfig").write_text(
@@ -327,7 +304,7 @@ def test_in_cluster_outside_a_pod_fails_the_sweep_in_one_line(
     )
 
 
-def test_a_403_fails_in_one_line_with_what_the_api_server_said(api: ApiServer) -> None:
+def test_a_403_fails_in_one_line_with_what_the_api_server_said(api: NodesApi) -> None:
     status = {
         "kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Forbidden",
         "code": 403, "details": {"kind": "nodes"},
@@ -342,7 +319,7 @@ def test_a_403_fails_in_one_line_with_what_the_api_server_said(api: ApiServer) -
     )
 
 
-def test_a_401_without_a_status_body_says_its_reason(api: ApiServer) -> None:
+def test_a_401_without_a_status_body_says_its_reason(api: NodesApi) -> None:
     api.answer = (401, b"")
     assert failure(api) == f"kubernetes: {api.url} answered HTTP 401: Unauthorized"
 
@@ -362,7 +339,7 @@ def test_a_closed_port_fails_in_one_line() -> None:
 def test_a_certificate_the_client_does_not_trust_fails_in_one_line(tmp_path: Path) -> None:
     tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     tls.load_cert_chain(*make_certificate(tmp_path, "IP:127.0.0.1"))
-    api = ApiServer(tls)
+    api = NodesApi(tls)
     try:
         assert failure(api) == (
             f"kubernetes: {api.url} unreachable: TLS: certificate verify failed: "
@@ -372,8 +349,8 @@ def test_a_certificate_the_client_does_not_trust_fails_in_one_line(tmp_path: Pat
         api.close()
 
 
-def test_a_slow_api_server_times_out_in_one_line(api: ApiServer) -> None:
-    api.nodes, api.delay_s = [EKS], 2.0
+def test_a_slow_api_server_times_out_in_one_line(api: NodesApi) -> None:
+    api.nodes, api.server.delay_s = [EKS], 2.0
     with pytest.raises(SweepFailed) as caught:
         listed(api, timeout_s=0.5)
     assert str(caught.value) == f"kubernetes: {api.url} timed out after 0.5 s"
@@ -392,7 +369,7 @@ def test_a_slow_api_server_times_out_in_one_line(api: ApiServer) -> None:
     ],
     ids=["html", "another-kind", "items-not-a-list", "nameless-node", "numeric-label"],
 )  # fmt: skip
-def test_a_malformed_answer_fails_in_one_line(api: ApiServer, body: bytes, said: str) -> None:
+def test_a_malformed_answer_fails_in_one_line(api: NodesApi, body: bytes, said: str) -> None:
     api.answer = (200, body)
     assert failure(api) == f"kubernetes: {api.url} answered a malformed NodeList: {said}"
 
@@ -428,7 +405,7 @@ ITN = {"key": "aws-node-termination-handler/spot-itn", "value": "spot-itn-7f3d",
        "effect": "NoSchedule"}  # fmt: skip
 
 
-def run(sessions: sessionmaker[Session], api: ApiServer, at: datetime) -> Any:
+def run(sessions: sessionmaker[Session], api: NodesApi, at: datetime) -> Any:
     config = parse_config(CONFIG.format(url=api.url))
     source = config.source("cluster")
     assert source is not None
@@ -441,7 +418,7 @@ def rows(sessions: sessionmaker[Session]) -> dict[str, Target]:
 
 
 def test_a_spot_interruption_taint_ends_the_life_as_a_preemption(
-    sessions: sessionmaker[Session], api: ApiServer
+    sessions: sessionmaker[Session], api: NodesApi
 ) -> None:
     api.nodes = [kube_node("gpu-1", POOL, "aws:///us-east-1a/i-1"),
                  kube_node("gpu-2", POOL, "aws:///us-east-1b/i-2", ip="10.0.0.2")]  # fmt: skip
@@ -468,7 +445,7 @@ def test_a_spot_interruption_taint_ends_the_life_as_a_preemption(
 
 
 def test_a_403_sweep_is_recorded_and_retires_nothing(
-    sessions: sessionmaker[Session], api: ApiServer
+    sessions: sessionmaker[Session], api: NodesApi
 ) -> None:
     api.nodes = [kube_node("gpu-1", POOL, "aws:///us-east-1a/i-1")]
     run(sessions, api, T0)
