@@ -43,6 +43,7 @@ class Known:
     external_id: str | None
     retired: bool
     missing_sweeps: int = 0
+    ended_by: str | None = None  # retired: who ended its life (unknown: lost sight of it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,12 +228,14 @@ def _step(
 ) -> Step | None:
     ours = row is not None and row.source == "discovery" and row.discovered_by == source.name
     if row is not None and not ours:
-        if row.retired:
-            row = None  # another owner's old life: this one is new to us
-        else:
-            owner = f"source {row.discovered_by}" if row.source == "discovery" else row.source
+        owner = f"source {row.discovered_by}" if row.source == "discovery" else row.source
+        if not row.retired:
             reason = f"one target: registered by {owner}"
             return _about("kept", row.name, instance, reason, row_id=row.id)
+        if _ended_by_its_cloud(row):  # a node that lingers in its cluster after the instance
+            reason = f"one target: {owner} saw its life end ({row.ended_by})"
+            return _about("kept", row.name, instance, reason)
+        row = None  # another owner's old life, or one it lost sight of: this one is new to us
     row_id = row.id if row is not None else None
     if instance.state == "ended":
         if row is None or row.retired:
@@ -272,6 +275,12 @@ def _step(
         reason = "changed: " + ", ".join(changed or ["name"])
         return _about("updated", wanted.name, instance, reason, row_id=row_id, **common)
     return _about("kept", wanted.name, instance, "unchanged", row_id=row_id, **common)
+
+
+def _ended_by_its_cloud(row: Known) -> bool:
+    """Whether a retired row's own source said how the instance's life ended: the id is then
+    spent, and another source still listing it running does not start a second life."""
+    return row.source == "discovery" and row.ended_by in ("user", "preempted", "provider")
 
 
 def _taken(name: str, holder: Known) -> str:

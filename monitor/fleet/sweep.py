@@ -122,7 +122,7 @@ def decide(
             desired[instance.external_id] = exc
     external_ids = {instance.external_id for instance in instances}
     columns = (Target.id, Target.name, Target.source, Target.discovered_by, Target.external_id,
-               Target.retired_at, Target.missing_sweeps)  # fmt: skip
+               Target.retired_at, Target.missing_sweeps, Target.ended_by)  # fmt: skip
     compared = tuple(getattr(Target, c) for c in COMPARED)
     query = select(*columns, *compared).where(
         or_(
@@ -142,6 +142,7 @@ def decide(
                 row.external_id,
                 row.retired_at is not None,
                 row.missing_sweeps,
+                row.ended_by,
             )
         )
         if row.discovered_by == source.name:

@@ -6,17 +6,11 @@ sweep. The spot market's reclaim has no API, so that one case is done inside the
 from __future__ import annotations
 
 import socket
-import urllib.request
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
 import pytest
-from moto.backends import get_backend
-from moto.core import DEFAULT_ACCOUNT_ID
-from moto.ec2.models.instances import StateReason
-from moto.server import ThreadedMotoServer
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -27,67 +21,7 @@ from monitor.discovery.kinds import KINDS
 from monitor.discovery.kinds.ec2 import Ec2Options, MalformedAnswer, ended_at, instance, instances
 from monitor.errors import ConfigError, SweepFailed
 from monitor.fleet.sweep import sweep
-
-REGION = "us-east-1"
-AMI = "ami-12c6146b"
-SPOT_RECLAIM = StateReason(
-    "Server.SpotInstanceTermination: Spot instance termination", "Server.SpotInstanceTermination"
-)
-
-
-@pytest.fixture(scope="module")
-def moto_url() -> Iterator[str]:
-    """A real EC2 API on 127.0.0.1, for this module, with test credentials in the environment
-    and nothing else of the standard chain (no shared files, no instance metadata)."""
-    with pytest.MonkeyPatch.context() as env:
-        for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION"):
-            env.delenv(name, raising=False)
-        env.setenv("AWS_ACCESS_KEY_ID", "testing")
-        env.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-        env.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
-        env.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
-        env.setenv("AWS_EC2_METADATA_DISABLED", "true")
-        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-        server.start()
-        host, port = server.get_host_and_port()
-        try:
-            yield f"http://{host}:{port}"
-        finally:
-            server.stop()
-
-
-def moto_api(url: str, path: str, body: bytes = b"") -> None:
-    request = urllib.request.Request(
-        url + path, data=body, method="POST", headers={"Content-Type": "text/plain"}
-    )
-    with urllib.request.urlopen(request, timeout=10) as answer:
-        answer.read()
-
-
-@pytest.fixture
-def ec2(moto_url: str) -> Any:
-    """An emptied fake cloud, and a boto3 client of its us-east-1 for the test to act with."""
-    moto_api(moto_url, "/moto-api/reset")
-    return boto3.client("ec2", region_name=REGION, endpoint_url=moto_url)
-
-
-def launch(ec2: Any, instance_type: str = "p5.48xlarge", spot: bool = False, **tags: str) -> str:
-    more: dict[str, Any] = {"InstanceMarketOptions": {"MarketType": "spot"}} if spot else {}
-    answer = ec2.run_instances(
-        ImageId=AMI, MinCount=1, MaxCount=1, InstanceType=instance_type,
-        TagSpecifications=[{"ResourceType": "instance",
-                            "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}],
-        **more,
-    )  # fmt: skip
-    return str(answer["Instances"][0]["InstanceId"])
-
-
-def reclaim_spot(instance_id: str, state: str = "shutting-down") -> None:
-    """What the spot market does to an instance, done inside moto's backend (no API does it)."""
-    record = get_backend("ec2")[DEFAULT_ACCOUNT_ID][REGION].get_instance(instance_id)
-    record._state.name, record._state.code = state, {"shutting-down": 32, "terminated": 48}[state]
-    record.state_reason = SPOT_RECLAIM
-    record._reason = ""  # EC2 gives no time for it here: the sweep's own time is the end
+from tests.monitor.discovery.fake_clouds import REGION, launch, moto_api, reclaim_spot
 
 
 def listed(url: str, timeout_s: float = 5.0, **options: Any) -> list[Any]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import socket
 import ssl
-from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -27,100 +26,12 @@ from monitor.discovery.kinds.kubernetes import KubernetesOptions
 from monitor.discovery.model import Instance
 from monitor.errors import ConfigError, SweepFailed
 from monitor.fleet.sweep import sweep
+from tests.monitor.discovery.fake_clouds import NodesApi, kube_node
 from tests.monitor.probes.test_wire import make_certificate
-from tests.support import ApiServer
 
 T0 = datetime(2026, 12, 4, 12, tzinfo=UTC)
 CONTEXT = SweepContext("cluster", T0, timeout_s=5.0)
 GPU = {"nvidia.com/gpu.present": "true"}
-
-
-class NodesApi:
-    """`GET /api/v1/nodes` as an API server answers it, on a real loopback server
-    (``tests.support.ApiServer``): equality selectors (`a=b`, `a!=b`, `a`, comma-joined),
-    `limit` and `continue` (an offset here; opaque to the client). ``answer`` replaces the
-    NodeList with ``(status, body)``; ``server.delay_s`` holds each answer back; ``tls`` serves
-    HTTPS."""
-
-    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
-        self.nodes: list[dict[str, Any]] = []
-        self.answer: tuple[int, bytes] | None = None
-        self.server = ApiServer(self._answer, tls)
-
-    @property
-    def url(self) -> str:
-        return self.server.url
-
-    @property
-    def requests(self) -> list[tuple[dict[str, str], dict[str, str]]]:
-        """Each request's query and headers (names in lower case)."""
-        return [(query, headers) for _, query, headers in self.server.requests]
-
-    def _answer(self, path: str, query: dict[str, str]) -> tuple[int, object]:
-        if path != "/api/v1/nodes":
-            return 404, {"kind": "Status", "message": "the server could not find it"}
-        return self.answer or (200, self.node_list(query))
-
-    def node_list(self, query: dict[str, str]) -> bytes:
-        selected = [n for n in self.nodes if selects(query.get("labelSelector", ""), n)]
-        start = int(query.get("continue", "0"))
-        limit = int(query.get("limit", str(len(selected) or 1)))
-        items = selected[start : start + limit]
-        more = start + limit < len(selected)
-        metadata = {"resourceVersion": "4242", **({"continue": str(start + limit)} if more else {})}
-        document = {"kind": "NodeList", "apiVersion": "v1", "metadata": metadata, "items": items}
-        return json.dumps(document).encode()
-
-    def close(self) -> None:
-        self.server.close()
-
-
-def selects(selector: str, item: dict[str, Any]) -> bool:
-    labels = item["metadata"].get("labels", {})
-    for term in filter(None, selector.split(",")):
-        if "!=" in term:
-            key, value = term.split("!=")
-            if labels.get(key) == value:
-                return False
-        elif "=" in term:
-            key, value = term.split("=", 1)
-            if labels.get(key) != value.lstrip("="):
-                return False
-        elif term not in labels:
-            return False
-    return True
-
-
-def kube_node(
-    name: str,
-    labels: dict[str, str] | None = None,
-    provider_id: str = "",
-    *,
-    ready: bool = True,
-    taints: Sequence[dict[str, str]] = (),
-    capacity: dict[str, str] | None = None,
-    ip: str = "10.0.0.1",
-    deleted: str | None = None,
-) -> dict[str, Any]:
-    """A node as `GET /api/v1/nodes` lists it."""
-    metadata: dict[str, Any] = {"name": name, "uid": f"uid-{name}", "labels": labels or {}}
-    if deleted:
-        metadata["deletionTimestamp"] = deleted
-    return {
-        "metadata": metadata,
-        "spec": {"providerID": provider_id, **({"taints": list(taints)} if taints else {})},
-        "status": {
-            "capacity": {"cpu": "192", "memory": "2097152Ki", **(capacity or {})},
-            "addresses": [
-                {"type": "InternalIP", "address": ip},
-                {"type": "Hostname", "address": f"{name}.internal"},
-            ],
-            "conditions": [
-                {"type": "MemoryPressure", "status": "False"},
-                {"type": "Ready", "status": "True" if ready else "Unknown"},
-            ],
-        },
-    }
 
 
 EKS = kube_node(
@@ -167,13 +78,6 @@ AKS = kube_node(
     ip="10.224.0.4",
 )
 CPU = kube_node("ip-10-0-9-9.ec2.internal", {"node.kubernetes.io/instance-type": "m7i.large"})
-
-
-@pytest.fixture
-def api() -> Iterator[NodesApi]:
-    server = NodesApi()
-    yield server
-    server.close()
 
 
 def listed(api: NodesApi, timeout_s: float = 5.0, **options: Any) -> list[Instance]:

@@ -220,6 +220,31 @@ def test_one_instance_two_sources_is_one_target(sessions: sessionmaker[Session])
     assert list(targets(sessions)) == ["i-1"]
 
 
+def test_another_source_starts_a_new_life_only_where_the_first_lost_sight_of_it(
+    sessions: sessionmaker[Session],
+) -> None:
+    CLOUD["instances"] = [box("i-1"), box("i-2", ip="10.0.0.2")]
+    run(sessions, T0)
+    CLOUD["instances"] = [
+        box("i-1", state="ended", ended_by="preempted", end_detail="reclaimed"),
+    ]  # the cloud ends i-1; i-2 drops out of the first source's listing
+    run(sessions, T0 + timedelta(minutes=1))
+    run(sessions, T0 + timedelta(minutes=2))  # i-2: missing from 2 sweeps, retired
+    CLOUD["instances"] = [box("i-1"), box("i-2", ip="10.0.0.2", name="node-2")]
+    steps = {s.external_id: s for s in run(sessions, T0 + timedelta(minutes=3), "other").steps}
+    assert (steps["i-1"].action, steps["i-1"].reason) == (
+        "kept", "one target: source cloud saw its life end (preempted)",
+    )  # fmt: skip
+    assert (steps["i-2"].action, steps["i-2"].reason) == ("added", "new instance")
+    with sessions() as session:
+        lives = session.execute(
+            select(Target.external_id, Target.discovered_by, Target.retired_at).order_by(Target.id)
+        ).all()
+    assert [(e, d, r is None) for e, d, r in lives if e] == [
+        ("i-1", "cloud", False), ("i-2", "cloud", False), ("i-2", "other", True),
+    ]  # fmt: skip
+
+
 def test_a_name_taken_by_a_config_target_is_refused_with_one_line(
     sessions: sessionmaker[Session],
 ) -> None:
