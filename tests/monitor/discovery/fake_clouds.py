@@ -10,6 +10,7 @@ import ssl
 import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 import boto3
@@ -18,7 +19,12 @@ from moto.backends import get_backend
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ec2.models.instances import StateReason
 from moto.server import ThreadedMotoServer
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
 
+from monitor.config import parse_config
+from monitor.db.models import Target
+from monitor.fleet.sweep import sweep
 from tests.support import ApiServer
 
 # --- EC2 (moto) --------------------------------------------------------------------------------
@@ -173,3 +179,19 @@ def kube_node(
             ],
         },
     }
+
+
+# --- through the real sweep ----------------------------------------------------------------------
+
+
+def swept(sessions: sessionmaker[Session], config_text: str, source: str, at: datetime) -> Any:
+    """The source ``source`` of the config ``config_text``, swept at ``at`` by the real sweep."""
+    config = parse_config(config_text)
+    chosen = config.source(source)
+    assert chosen is not None, f"no source {source!r} in the config"
+    return sweep(sessions, config, chosen, at)
+
+
+def targets_by_name(sessions: sessionmaker[Session]) -> dict[str, Target]:
+    with sessions() as session:
+        return {t.name: t for t in session.scalars(select(Target))}

@@ -11,16 +11,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.config import parse_config
-from monitor.db.models import Target
 from monitor.discovery.kind import SweepContext
 from monitor.discovery.kinds import KINDS
 from monitor.discovery.kinds.azure import AzureOptions, list_instances
 from monitor.errors import ConfigError, SweepFailed
-from monitor.fleet.sweep import sweep
+from tests.monitor.discovery.fake_clouds import swept, targets_by_name
 from tests.support import ApiServer
 
 T0 = datetime(2026, 12, 4, 12, tzinfo=UTC)
@@ -167,15 +165,7 @@ discovery:
 
 
 def run(sessions: sessionmaker[Session], arm: FakeArm, at: datetime) -> Any:
-    config = parse_config(CONFIG.format(sub=SUB, endpoint=arm.server.url))
-    source = config.source("azure")
-    assert source is not None
-    return sweep(sessions, config, source, at)
-
-
-def rows(sessions: sessionmaker[Session]) -> dict[str, Target]:
-    with sessions() as session:
-        return {t.name: t for t in session.scalars(select(Target))}
+    return swept(sessions, CONFIG.format(sub=SUB, endpoint=arm.server.url), "azure", at)
 
 
 def test_a_sweep_registers_the_vms_and_retires_an_evicted_spot_vm_and_a_deallocated_one(
@@ -186,7 +176,7 @@ def test_a_sweep_registers_the_vms_and_retires_an_evicted_spot_vm_and_a_dealloca
     outcome = run(sessions, arm, T0)
     assert outcome.ok, outcome.error
     assert outcome.counts()["added"] == 3
-    added = rows(sessions)
+    added = targets_by_name(sessions)
     trainer = added["trainer-1"]
     assert (trainer.url, trainer.pool, trainer.provider, trainer.gpus) == (
         "http://trainer-1.internal:8000/healthz", "h100", "azure", 8,
@@ -203,7 +193,7 @@ def test_a_sweep_registers_the_vms_and_retires_an_evicted_spot_vm_and_a_dealloca
     steps = {s.target: s for s in run(sessions, arm, T0 + timedelta(minutes=1)).steps}
     assert (steps["spot-1"].action, steps["spot-1"].reason) == ("retired", "preempted")
     assert (steps["trainer-1"].action, steps["trainer-1"].reason) == ("retired", "user")
-    ended = rows(sessions)
+    ended = targets_by_name(sessions)
     assert (ended["spot-1"].ended_by, ended["spot-1"].retired_at) == (
         "preempted", T0 + timedelta(seconds=40),
     )  # fmt: skip
@@ -223,7 +213,7 @@ def _failed_sweep_retires_nothing(
     run(sessions, arm, T0 + timedelta(minutes=1))
     outcome = run(sessions, arm, T0 + timedelta(minutes=2))  # past retire_after: 2
     assert outcome.steps == []
-    assert rows(sessions)["trainer-1"].retired_at is None
+    assert targets_by_name(sessions)["trainer-1"].retired_at is None
     assert outcome.error is not None
     assert "\n" not in outcome.error
     return str(outcome.error)

@@ -20,8 +20,7 @@ from monitor.discovery.kind import SweepContext
 from monitor.discovery.kinds import KINDS
 from monitor.discovery.kinds.ec2 import Ec2Options, MalformedAnswer, ended_at, instance, instances
 from monitor.errors import ConfigError, SweepFailed
-from monitor.fleet.sweep import sweep
-from tests.monitor.discovery.fake_clouds import REGION, launch, moto_api, reclaim_spot
+from tests.monitor.discovery.fake_clouds import REGION, launch, moto_api, reclaim_spot, swept
 
 
 def listed(url: str, timeout_s: float = 5.0, **options: Any) -> list[Any]:
@@ -198,11 +197,8 @@ discovery:
 """
 
 
-def swept(sessions: sessionmaker[Session], url: str, at: datetime) -> Any:
-    config = parse_config(SWEPT.format(url=url))
-    source = config.source("aws")
-    assert source is not None
-    return sweep(sessions, config, source, at)
+def sweep_aws(sessions: sessionmaker[Session], url: str, at: datetime) -> Any:
+    return swept(sessions, SWEPT.format(url=url), "aws", at)
 
 
 def rows(sessions: sessionmaker[Session]) -> dict[str, Target]:
@@ -218,7 +214,7 @@ def test_a_sweep_registers_the_fleet_and_retires_the_stopped_and_the_reclaimed(
     gone = launch(ec2, Name="train", team="ml", pool="h100")
     reclaimed = launch(ec2, "g5.12xlarge", spot=True, Name="spot", team="ml", pool="a10g")
     kept = launch(ec2, Name="serve", team="ml", pool="h100")
-    first = swept(sessions, moto_url, t0)
+    first = sweep_aws(sessions, moto_url, t0)
     assert first.ok, first.error
     assert first.counts()["added"] == 4
     targets = rows(sessions)
@@ -237,7 +233,7 @@ def test_a_sweep_registers_the_fleet_and_retires_the_stopped_and_the_reclaimed(
     ec2.terminate_instances(InstanceIds=[gone])
     reclaim_spot(reclaimed)
     t1 = t0 + timedelta(minutes=1)
-    second = swept(sessions, moto_url, t1)
+    second = sweep_aws(sessions, moto_url, t1)
     assert second.ok, second.error
     steps = {s.external_id: s for s in second.steps}
     assert {k: steps[k].action for k in (stopped, gone, reclaimed, kept)} == {
@@ -257,7 +253,7 @@ def test_a_sweep_registers_the_fleet_and_retires_the_stopped_and_the_reclaimed(
     assert (spot.ended_by, spot.capacity, spot.retired_at) == ("preempted", "spot", t1)
     assert spot.end_detail == "Server.SpotInstanceTermination: Spot instance termination"
     assert targets[kept].retired_at is None
-    third = swept(sessions, moto_url, t1 + timedelta(minutes=1))  # ends already known: quiet
+    third = sweep_aws(sessions, moto_url, t1 + timedelta(minutes=1))  # ends already known: quiet
     assert [s.external_id for s in third.steps] == [kept]
 
 
@@ -266,10 +262,10 @@ def test_an_unreachable_api_fails_the_sweep_with_one_line_and_retires_nothing(
 ) -> None:
     t0 = datetime.now(UTC)
     box = launch(ec2, Name="train", team="ml", pool="h100")
-    assert swept(sessions, moto_url, t0).ok
+    assert sweep_aws(sessions, moto_url, t0).ok
     nowhere = f"http://127.0.0.1:{closed_port()}"
     for minute in (1, 2, 3):
-        outcome = swept(sessions, nowhere, t0 + timedelta(minutes=minute))
+        outcome = sweep_aws(sessions, nowhere, t0 + timedelta(minutes=minute))
         assert outcome.error == (
             "ec2: us-east-1: EndpointConnectionError: Could not connect to the endpoint URL: "
             f'"{nowhere}/"'

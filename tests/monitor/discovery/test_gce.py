@@ -10,16 +10,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.config import parse_config
-from monitor.db.models import Target
 from monitor.discovery.kind import SweepContext
 from monitor.discovery.kinds import KINDS
 from monitor.discovery.kinds.gce import GceOptions, list_instances
 from monitor.errors import ConfigError, SweepFailed
-from monitor.fleet.sweep import sweep
+from tests.monitor.discovery.fake_clouds import swept, targets_by_name
 from tests.support import ApiServer
 
 T0 = datetime(2026, 12, 4, 12, tzinfo=UTC)
@@ -187,15 +185,7 @@ discovery:
 
 
 def run(sessions: sessionmaker[Session], compute: FakeCompute, at: datetime) -> Any:
-    config = parse_config(CONFIG.format(endpoint=compute.server.url))
-    source = config.source("gcp")
-    assert source is not None
-    return sweep(sessions, config, source, at)
-
-
-def rows(sessions: sessionmaker[Session]) -> dict[str, Target]:
-    with sessions() as session:
-        return {t.name: t for t in session.scalars(select(Target))}
+    return swept(sessions, CONFIG.format(endpoint=compute.server.url), "gcp", at)
 
 
 def test_a_sweep_registers_the_vms_and_retires_a_preempted_spot_vm_and_a_stopped_one(
@@ -207,7 +197,7 @@ def test_a_sweep_registers_the_vms_and_retires_a_preempted_spot_vm_and_a_stopped
     outcome = run(sessions, compute, T0)
     assert outcome.ok, outcome.error
     assert outcome.counts()["added"] == 3
-    added = rows(sessions)
+    added = targets_by_name(sessions)
     assert (added["trainer-1"].gpus, added["spot-1"].capacity, added["l4-box"].gpus) == (
         8, "spot", 2,
     )  # fmt: skip
@@ -225,7 +215,7 @@ def test_a_sweep_registers_the_vms_and_retires_a_preempted_spot_vm_and_a_stopped
     steps = {s.target: s for s in run(sessions, compute, T0 + timedelta(minutes=1)).steps}
     assert (steps["spot-1"].action, steps["spot-1"].reason) == ("retired", "preempted")
     assert (steps["trainer-1"].action, steps["trainer-1"].reason) == ("retired", "user")
-    ended = rows(sessions)
+    ended = targets_by_name(sessions)
     assert (ended["spot-1"].ended_by, ended["spot-1"].end_detail) == ("preempted", "TERMINATED")
     assert ended["spot-1"].retired_at == T0 + timedelta(seconds=40)
     assert (ended["trainer-1"].ended_by, ended["trainer-1"].retired_at) == (
@@ -243,7 +233,7 @@ def _failed_sweep_retires_nothing(
     outcome = run(sessions, compute, T0 + timedelta(minutes=1))
     outcome = run(sessions, compute, T0 + timedelta(minutes=2))  # past retire_after: 2
     assert outcome.steps == []
-    assert rows(sessions)["trainer-1"].retired_at is None
+    assert targets_by_name(sessions)["trainer-1"].retired_at is None
     assert outcome.error is not None
     assert "\n" not in outcome.error
     return str(outcome.error)

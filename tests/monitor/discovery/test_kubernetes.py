@@ -19,14 +19,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.config import parse_config
-from monitor.db.models import DiscoverySource, Outage, Target
+from monitor.db.models import DiscoverySource, Outage
 from monitor.discovery.kind import SweepContext
 from monitor.discovery.kinds import KINDS
 from monitor.discovery.kinds.kubernetes import KubernetesOptions
 from monitor.discovery.model import Instance
 from monitor.errors import ConfigError, SweepFailed
-from monitor.fleet.sweep import sweep
-from tests.monitor.discovery.fake_clouds import NodesApi, kube_node
+from tests.monitor.discovery.fake_clouds import NodesApi, kube_node, swept, targets_by_name
 from tests.monitor.probes.test_wire import make_certificate
 
 T0 = datetime(2026, 12, 4, 12, tzinfo=UTC)
@@ -310,15 +309,7 @@ ITN = {"key": "aws-node-termination-handler/spot-itn", "value": "spot-itn-7f3d",
 
 
 def run(sessions: sessionmaker[Session], api: NodesApi, at: datetime) -> Any:
-    config = parse_config(CONFIG.format(url=api.url))
-    source = config.source("cluster")
-    assert source is not None
-    return sweep(sessions, config, source, at)
-
-
-def rows(sessions: sessionmaker[Session]) -> dict[str, Target]:
-    with sessions() as session:
-        return {t.name: t for t in session.scalars(select(Target))}
+    return swept(sessions, CONFIG.format(url=api.url), "cluster", at)
 
 
 def test_a_spot_interruption_taint_ends_the_life_as_a_preemption(
@@ -330,7 +321,7 @@ def test_a_spot_interruption_taint_ends_the_life_as_a_preemption(
     assert [(s.action, s.target, s.gpus, s.capacity) for s in added.steps] == [
         ("added", "gpu-1", 8, "spot"), ("added", "gpu-2", 8, "spot"),
     ]  # fmt: skip
-    one = rows(sessions)["gpu-1"]
+    one = targets_by_name(sessions)["gpu-1"]
     assert (one.url, one.pool, one.external_id, one.provider, one.zone) == (
         "http://10.0.0.1:9400/metrics", "h100", "i-1", "aws", "us-east-1a",
     )  # fmt: skip
@@ -339,7 +330,7 @@ def test_a_spot_interruption_taint_ends_the_life_as_a_preemption(
     assert [(s.action, s.target, s.reason) for s in steps] == [
         ("retired", "gpu-1", "preempted"), ("kept", "gpu-2", "unchanged"),
     ]  # fmt: skip
-    gone = rows(sessions)["gpu-1"]
+    gone = targets_by_name(sessions)["gpu-1"]
     assert gone.retired_at == T0 + timedelta(minutes=1)
     assert (gone.ended_by, gone.end_detail) == (
         "preempted", "taint aws-node-termination-handler/spot-itn=spot-itn-7f3d:NoSchedule",
@@ -358,7 +349,7 @@ def test_a_403_sweep_is_recorded_and_retires_nothing(
         outcome = run(sessions, api, T0 + timedelta(minutes=minute))
         assert outcome.error == f"kubernetes: {api.url} answered HTTP 403: nodes is forbidden"
         assert not outcome.steps
-    assert rows(sessions)["gpu-1"].retired_at is None
+    assert targets_by_name(sessions)["gpu-1"].retired_at is None
     with sessions() as session:
         state = session.get(DiscoverySource, "cluster")
         assert state is not None

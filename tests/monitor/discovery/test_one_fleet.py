@@ -12,10 +12,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from monitor.config import parse_config
 from monitor.db.models import Target
-from monitor.fleet.sweep import sweep
-from tests.monitor.discovery.fake_clouds import NodesApi, kube_node, launch, reclaim_spot
+from tests.monitor.discovery.fake_clouds import NodesApi, kube_node, launch, reclaim_spot, swept
 
 CONFIG = """
 discovery:
@@ -34,11 +32,8 @@ GPU_NODE = {"nvidia.com/gpu.present": "true", "node.kubernetes.io/instance-type"
             "eks.amazonaws.com/capacityType": "SPOT"}  # fmt: skip
 
 
-def swept(sessions: sessionmaker[Session], text: str, name: str, at: datetime) -> Any:
-    config = parse_config(text)
-    source = config.source(name)
-    assert source is not None
-    outcome = sweep(sessions, config, source, at)
+def good_sweep(sessions: sessionmaker[Session], text: str, name: str, at: datetime) -> Any:
+    outcome = swept(sessions, text, name, at)
     assert outcome.ok, outcome.error
     return outcome
 
@@ -58,9 +53,9 @@ def test_an_eks_node_and_its_ec2_instance_are_one_target(
     text = CONFIG.format(moto=moto_url, kube=api.url)
     t0 = datetime.now(UTC).replace(microsecond=0)
 
-    first = swept(sessions, text, "aws", t0)
+    first = good_sweep(sessions, text, "aws", t0)
     assert [(s.action, s.external_id) for s in first.steps] == [("added", instance_id)]
-    second = swept(sessions, text, "eks", t0)
+    second = good_sweep(sessions, text, "eks", t0)
     assert [(s.action, s.external_id, s.reason) for s in second.steps] == [
         ("kept", instance_id, "one target: registered by source aws"),
     ]  # fmt: skip
@@ -70,9 +65,9 @@ def test_an_eks_node_and_its_ec2_instance_are_one_target(
 
     reclaim_spot(instance_id, "terminated")
     t1 = t0 + timedelta(minutes=1)
-    ended = swept(sessions, text, "aws", t1)
+    ended = good_sweep(sessions, text, "aws", t1)
     assert [(s.action, s.reason) for s in ended.steps] == [("retired", "preempted")]
-    lingers = swept(sessions, text, "eks", t1)  # the node outlives its instance a moment
+    lingers = good_sweep(sessions, text, "eks", t1)  # the node outlives its instance a moment
     assert [(s.action, s.reason) for s in lingers.steps] == [
         ("kept", "one target: source aws saw its life end (preempted)"),
     ]  # fmt: skip
