@@ -36,5 +36,6 @@ def check(file: Path | None) -> None:
         click.echo(f"note: {NO_PUBLIC_URL}", err=True)
     click.echo(
         f"{path}: ok ({len(loaded.providers)} providers, {len(loaded.targets)} targets, "
+        f"{len(loaded.discovery)} discovery sources, "
         f"{len(loaded.channels)} channels, {len(loaded.routes)} routes)"
     )

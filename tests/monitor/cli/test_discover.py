@@ -44,6 +44,8 @@ def groups(*addresses: str) -> str:
 def test_discover_once_adds_keeps_and_retires_and_says_why(tmp_path: Path) -> None:
     (tmp_path / "slamon.yaml").write_text(CONFIG)
     (tmp_path / "sd.json").write_text(groups("10.0.0.1:80", "10.0.0.2:80"))
+    checked = slamon("config", "check", cwd=tmp_path)
+    assert "0 targets, 1 discovery sources" in checked.stdout, checked.stdout + checked.stderr
     assert slamon("migrate", cwd=tmp_path).returncode == 0
     dry = slamon("discover", "once", "--dry-run", "--json", cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr
