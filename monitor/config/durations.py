@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -11,10 +12,17 @@ _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 
 def parse_duration(value: object) -> float:
     """Seconds for a duration; ``ValueError`` with a readable message otherwise."""
-    seconds = _seconds(value)
+    seconds = _text_seconds(value) if isinstance(value, str) else _seconds(value)
     if not math.isfinite(seconds):
         raise ValueError("must be a finite duration")
     return seconds
+
+
+@functools.lru_cache(maxsize=256)
+def _text_seconds(text: str) -> float:
+    """A written duration's seconds, remembered: a sweep validates the same few (a template's
+    ``interval: 15s``) once per instance."""
+    return _seconds(text)
 
 
 def _seconds(value: object) -> float:
