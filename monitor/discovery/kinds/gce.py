@@ -46,8 +46,9 @@ def list_instances(options: GceOptions, context: SweepContext) -> Sequence[Insta
         for project in options.projects:
             for zone in options.zones or [None]:
                 with _failing_as_one_line(f"{project}/{zone or 'all zones'}"):
-                    for item in _listed(client, compute_v1, project, zone, options, context):
-                        instance = instance_from(item, project)
+                    listed = _listed(client, compute_v1, project, zone, options, context)
+                    for listed_zone, item in listed:
+                        instance = instance_from(item, project, listed_zone)
                         if _labelled(instance, options.label_filter):
                             found.setdefault(instance.external_id, instance)
     return list(found.values())
@@ -75,9 +76,9 @@ def _listed(
     zone: str | None,
     options: GceOptions,
     context: SweepContext,
-) -> Iterator[Mapping[str, Any]]:
-    """Each instance's JSON (its published field names), page after page. No retries here: the
-    next sweep is the retry."""
+) -> Iterator[tuple[str | None, Mapping[str, Any]]]:
+    """Each instance's JSON (its published field names) and the zone it was listed in, page
+    after page. No retries here: the next sweep is the retry."""
     call = {"retry": None, "timeout": context.timeout_s}
     conditions = " AND ".join(f'(labels.{k} = "{v}")' for k, v in options.label_filter.items())
     query = {"project": project, **({"filter": conditions} if conditions else {})}
@@ -85,12 +86,13 @@ def _listed(
     if zone is not None:
         request = compute_v1.ListInstancesRequest(zone=zone, **query)
         for instance in client.list(request=request, **call):
-            yield as_json(instance, preserving_proto_field_name=False)
+            yield zone, as_json(instance, preserving_proto_field_name=False)
         return
     request = compute_v1.AggregatedListInstancesRequest(**query)
-    for _scope, scoped in client.aggregated_list(request=request, **call):
+    for scope, scoped in client.aggregated_list(request=request, **call):
+        scope_zone = scope.removeprefix("zones/") if scope.startswith("zones/") else None
         for instance in scoped.instances:
-            yield as_json(instance, preserving_proto_field_name=False)
+            yield scope_zone, as_json(instance, preserving_proto_field_name=False)
 
 
 @contextmanager
@@ -140,11 +142,14 @@ def _root(exc: BaseException) -> str:
     return reason.rsplit("] ", 1)[-1] if "Errno" in reason else reason
 
 
-def instance_from(item: Mapping[str, Any], project: str) -> Instance:
-    """One instance as Compute Engine's JSON describes it (pure)."""
+def instance_from(
+    item: Mapping[str, Any], project: str, listed_zone: str | None = None
+) -> Instance:
+    """One instance as Compute Engine's JSON describes it (pure); ``listed_zone``, the zone it
+    was listed in, stands in where its own zone URL does not name one."""
     name = str(item["name"])
-    zone = _last(item.get("zone"))
-    machine_type = _last(item.get("machineType"))
+    zone = _named(item.get("zone"), "zones") or listed_zone
+    machine_type = _named(item.get("machineType"), "machineTypes")
     capacity = _capacity(item.get("scheduling") or {})
     status = str(item.get("status") or "")
     fields: dict[str, Any] = {
@@ -209,9 +214,16 @@ def _labelled(instance: Instance, wanted: Mapping[str, str]) -> bool:
     return all(instance.tags.get(key) == value for key, value in wanted.items())
 
 
-def _last(url: Any) -> str | None:
-    """The last path segment of a resource URL (``.../zones/us-central1-a``)."""
-    return str(url).rstrip("/").rsplit("/", 1)[-1] if url else None
+def _named(url: Any, collection: str) -> str | None:
+    """The name after ``/<collection>/`` in a resource URL (``.../zones/us-central1-a``), or a
+    bare name; None where the URL names no such resource (a scrubbed ``.../v1/projects``)."""
+    if not url:
+        return None
+    text = str(url).rstrip("/")
+    if "/" not in text:
+        return text
+    _, marker, after = text.rpartition(f"/{collection}/")
+    return after if marker and "/" not in after else None
 
 
 def _region(zone: str) -> str:
