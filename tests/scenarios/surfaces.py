@@ -100,8 +100,10 @@ def _pages(base: str, token: str, path: str, **params: Any) -> list[dict[str, An
 
 
 def _subject(labels: dict[str, Any]) -> str:
-    """What an alert is about: its target, else its provider, else its vantage."""
-    return str(labels.get("target") or labels.get("provider") or labels.get("vantage") or "?")
+    """What an alert is about: its target, else its provider, its vantage or its discovery
+    source."""
+    about = labels.get("target") or labels.get("provider") or labels.get("vantage")
+    return str(about or labels.get("source") or "?")
 
 
 def firing_alerts(base: str, token: str) -> dict[tuple[str, str], dict[str, Any]]:

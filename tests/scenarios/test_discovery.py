@@ -45,6 +45,7 @@ REGION = "us-east-1"
 SPOT, STOPPED, DOWN = "disc-spot", "disc-user", "disc-down"
 NAMES = (SPOT, STOPPED, DOWN)
 TYPES = {SPOT: "g5.xlarge", STOPPED: "g5.xlarge", DOWN: "p5.48xlarge"}
+FAILING_AFTER_S = 3
 SLA = """\
 sla_policies:
   - name: scenario-credit
@@ -62,8 +63,20 @@ class Cloud:
 
         self.server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self.server.start()
-        host, port = self.server.get_host_and_port()
-        self.url = f"http://{host}:{port}"
+        host, self.port = self.server.get_host_and_port()
+        self.url = f"http://{host}:{self.port}"
+
+    def go_dark(self) -> None:
+        """The EC2 API stops answering (its port refuses); the account's instances live on."""
+        self.server.stop()
+
+    def come_back(self) -> None:
+        """The EC2 API answers again on its port, its instances as they were (moto keeps them
+        in this process)."""
+        from moto.server import ThreadedMotoServer
+
+        self.server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
+        self.server.start()
 
     def client(self) -> Any:
         import boto3  # type: ignore[import-untyped]
@@ -159,7 +172,7 @@ def prepare_world(world: World) -> None:
 
 def scenario_config(world: World) -> tuple[str, str]:
     body = (
-        alerting_config(world.receiver.url)
+        alerting_config(world.receiver.url, f"discovery_failing_after: {FAILING_AFTER_S}s")
         + SLA
         + "discovery:\n"
         + "  - name: aws\n"
@@ -352,6 +365,34 @@ def ledger_by_hand(report: dict[str, Any], targets: dict[str, dict[str, Any]]) -
     assert running["instance_hours"] == pytest.approx(
         (generated - born).total_seconds() / 3600, abs=5 / 3600
     ), running  # it lives on: its hours up to the report, within the report's own run
+
+
+def test_a_cloud_api_gone_dark_raises_discovery_failing_and_retires_nothing(live: Live) -> None:
+    _cloud().go_dark()
+    try:
+        await_webhook(live, "discovery_failing", "aws", "firing")
+        assert live.metrics().discovery_up.get("aws") == 0, "/metrics: aws still up"
+        [source] = [s for s in _discovery(live) if s["name"] == "aws"]
+        assert source["state"] == "failing", source
+        assert "EndpointConnectionError" in (source["last_error"] or ""), source
+        assert _targets(live)[DOWN]["retired_at"] is None, "a failed sweep retired an instance"
+        surfaces_agree(live, Expect(targets={DOWN: "up"}, firing=(("discovery_failing", "aws"),)))
+    finally:
+        _cloud().come_back()
+    await_webhook(live, "discovery_failing", "aws", "resolved")
+    eventually(lambda: live.metrics().discovery_up.get("aws") == 1, "/metrics: aws up again")
+    assert _targets(live)[DOWN]["retired_at"] is None
+
+
+def _discovery(live: Live) -> list[dict[str, Any]]:
+    reply = httpx.get(
+        f"{live.base}/api/v1/discovery",
+        headers={"Authorization": f"Bearer {live.deployment.read_token}"},
+        timeout=10,
+    )
+    reply.raise_for_status()
+    found: list[dict[str, Any]] = reply.json()
+    return found
 
 
 def test_no_alert_was_sent_twice(live: Live) -> None:
