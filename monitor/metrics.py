@@ -22,6 +22,7 @@ from monitor.db.models import Alert, Delivery, Feed, ProbeRollup, Provider, Targ
 from monitor.fleet.health import source_health
 from monitor.history import heartbeats, incidents
 from monitor.probes.vantages import vantage_health
+from monitor.reports.model import MonthlyReport
 from monitor.reports.service import month_to_date
 from monitor.sla.math import budget_left
 from monitor.sla.months import month_period
@@ -46,7 +47,10 @@ class SlamonCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         now = self.now or utcnow()
         policies = policies_for(self.config.sla_policies)
-        yield from _targets(self.session, now, self.config, policies)
+        # month to date as the monthly report counts it, so /metrics, the page and the API agree
+        report = month_to_date(self.session, self.config, now)
+        yield from _targets(self.session, now, report, policies)
+        yield from _ledger(report)
         yield _open_incidents(self.session)
         yield _feed_failures(self.session)
         yield from _feed_health(self.session)
@@ -62,7 +66,7 @@ def _labels(t: Target) -> list[str]:
 
 
 def _targets(
-    session: Session, now: datetime, config: Config, policies: Mapping[str, SlaPolicy]
+    session: Session, now: datetime, report: MonthlyReport, policies: Mapping[str, SlaPolicy]
 ) -> Iterator[Metric]:
     up = GaugeMetricFamily(
         "slamon_target_up",
@@ -94,8 +98,6 @@ def _targets(
         "Downtime the target's SLA policy still allows this month (negative: missed)",
         labels=TARGET_LABELS,
     )
-    # month to date as the monthly report counts it, so /metrics, the page and the API agree
-    report = month_to_date(session, config, now)
     month = month_period(report.month)
     by_name = {t.name: t for t in targets.values()}
     for row in report.targets:
@@ -110,6 +112,34 @@ def _targets(
             left = budget_left(policy, month.end - month.start, spent)
             budget.add_metric(_labels(target), left.total_seconds())
     yield from (up, usable, uptime_ratio, budget, _latency(session, targets))
+
+
+def _ledger(report: MonthlyReport) -> Iterator[Metric]:
+    """The month-to-date interruption ledger, one series per provider, instance type and
+    capacity class, as the report and the status page show it (its interval stays there)."""
+    labels = ["provider", "instance_type", "capacity"]
+    hours = GaugeMetricFamily(
+        "slamon_ledger_instance_hours",
+        "Month to date: the hours this provider's instances of this type and capacity existed",
+        labels=labels,
+    )
+    taken = GaugeMetricFamily(
+        "slamon_ledger_interruptions",
+        "Month to date: lives ended by a preemption or by the provider (a user's end is none)",
+        labels=labels,
+    )
+    rate = GaugeMetricFamily(
+        "slamon_ledger_interruptions_per_1000h",
+        "Month to date: interruptions per 1,000 instance-hours (absent with no hours)",
+        labels=labels,
+    )
+    for row in report.ledger:
+        key = [row.provider or "", row.instance_type or "", row.capacity]
+        hours.add_metric(key, row.instance_hours)
+        taken.add_metric(key, row.preemptions + row.provider_ends)
+        if row.per_1000h is not None:
+            rate.add_metric(key, row.per_1000h)
+    yield from (hours, taken, rate)
 
 
 class TrainingCollector(Collector):

@@ -283,6 +283,7 @@ def test_an_instance_down_while_it_runs_pages_and_owes_a_credit(live: Live) -> N
         assert surfaces.report_outages(report, name, "reachable") == [], ended
     ledger_by_hand(report, _targets(live))
     page_shows_the_ledger(live, report)
+    metrics_show_the_ledger(live, report)
 
 
 class _LedgerTable(HTMLParser):
@@ -325,6 +326,29 @@ def page_shows_the_ledger(live: Live, report: dict[str, Any]) -> None:
         assert cells is not None, f"the status page's ledger lacks {row}: {shown}"
         assert cells[4] == str(row["preemptions"]), cells
         assert cells[7] == f"{row['per_1000h']:.3f}", (cells, row)
+
+
+def metrics_show_the_ledger(live: Live, report: dict[str, Any]) -> None:
+    """/metrics carries each of the report's ledger rows: its interruptions, and (for a life
+    that ended) its hours and rate."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = httpx.get(f"{live.base}/metrics", timeout=10).raise_for_status().text
+    got = {
+        (s.name, s.labels["provider"], s.labels["instance_type"], s.labels["capacity"]): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+        if s.name.startswith("slamon_ledger_")
+    }
+    for row in report["ledger"]:
+        key = (row["provider"], row["instance_type"], row["capacity"])
+        interruptions = row["preemptions"] + row["provider_ends"]
+        assert got[("slamon_ledger_interruptions", *key)] == interruptions, (key, got)
+        if row["ended"]:  # a finished life's hours no longer grow between report and scrape
+            hours = got[("slamon_ledger_instance_hours", *key)]
+            assert hours == pytest.approx(row["instance_hours"], rel=1e-6), (key, got)
+            rate = got[("slamon_ledger_interruptions_per_1000h", *key)]
+            assert rate == pytest.approx(row["per_1000h"], rel=1e-6), (key, got)
 
 
 # Garwood's exact 95 % Poisson interval for k events, in events: k = 0 and k = 1

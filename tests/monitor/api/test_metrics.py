@@ -321,3 +321,32 @@ def test_a_scrape_between_writes_is_kept_but_a_new_heartbeat_shows_at_once(
     third = samples(api.get("/metrics").text)
     assert third[("slamon_alerts_firing", (("rule", "target_down"), ("severity", "critical")))] == 1
     assert third[("slamon_task_last_duration_seconds", (("task", "slamon.tick"),))] == 0.1
+
+
+def test_metrics_carry_the_interruption_ledger_of_the_worked_example(session: Session) -> None:
+    """The report's ledger example (tests/monitor/reports/test_ledger.py), scraped on the last
+    instant of November: the same rows the report and the status page show."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from monitor.config import parse_config
+    from monitor.metrics import SlamonCollector
+    from tests.monitor.reports.test_ledger import DEC, known_lives
+
+    known_lives(session)
+    registry = CollectorRegistry()
+    registry.register(SlamonCollector(session, parse_config(""), DEC - timedelta(microseconds=1)))
+    got = samples(generate_latest(registry).decode())
+
+    def row(provider: str, instance_type: str, capacity: str) -> tuple[float, float, float]:
+        key = (("capacity", capacity), ("instance_type", instance_type), ("provider", provider))
+        return (
+            got[("slamon_ledger_instance_hours", key)],
+            got[("slamon_ledger_interruptions", key)],
+            got[("slamon_ledger_interruptions_per_1000h", key)],
+        )
+
+    assert row("aws", "p5.48xlarge", "spot") == pytest.approx((1020.0, 2, 2 / 1.02))
+    assert row("aws", "p5.48xlarge", "on-demand") == pytest.approx((1440.0, 0, 0.0))
+    assert row("gcp", "a3-highgpu-8g", "spot") == pytest.approx((2868.0, 3, 3 / 2.868))
+    ledger = [name for name, _ in got if name.startswith("slamon_ledger_")]
+    assert len(ledger) == 9  # three rows, three series each: the heartbeat job is no instance
