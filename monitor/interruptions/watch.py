@@ -105,6 +105,18 @@ class Watch:
             seen = now
             self._stop.wait(self.source.pause_s)
 
+    def ack(self, notice: Notice) -> bool:
+        """Acknowledge ``notice`` now (for a caller that acknowledges after its checkpoint
+        rather than after the callback); False, reported once, when it could not be."""
+        if self.source is None:
+            return False
+        try:
+            self.source.acknowledge(notice)
+            return True
+        except MetadataError as exc:
+            self.on_problem(str(exc))
+            return False
+
     def _deliver(self, notice: Notice) -> None:
         assert self.source is not None
         with self._lock:
@@ -114,7 +126,4 @@ class Watch:
             except Exception:
                 log.exception("interruption callback")
             if self.acknowledge:
-                try:
-                    self.source.acknowledge(notice)
-                except MetadataError as exc:
-                    self.on_problem(str(exc))
+                self.ack(notice)
