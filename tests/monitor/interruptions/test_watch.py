@@ -65,7 +65,7 @@ def test_gce_is_heard_the_moment_its_value_changes(server: MetadataServer) -> No
         changed = time.monotonic()
         server.set_value("preempted", "TRUE")
         assert until(lambda: heard, 3)
-        assert heard[0][0] - changed < 0.5  # no poll interval: the held request answered
+        assert heard[0][0] - changed < 1.0  # no poll interval: the held request answered
         server.set_value("maintenance-event", "TERMINATE_ON_HOST_MAINTENANCE")
         assert until(lambda: len(heard) == 2, 3)
         assert [n.kind for _, n in heard] == ["preemption", "scheduled_maintenance"]
