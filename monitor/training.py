@@ -14,8 +14,24 @@ the network and never sees an exception from it: when slamon is down the pushes 
 (counted, logged once) and the next one carries the throughput over the whole gap. Thread-safe:
 several data-loader or rank threads may call ``beat``.
 
+Interruption notices: ``on_interruption(callback)`` watches the box's metadata service (AWS,
+GCE or Azure; ``cloud="auto"`` finds which) in a daemon thread and calls ``callback(notice)``
+once per notice, as soon as it appears, with its ``deadline`` (``notice.seconds_left(now)``):
+
+    heard = threading.Event()
+    watch = training.on_interruption(lambda notice: heard.set(), cloud="aws")
+    for step, batch in enumerate(loader):
+        ...
+        if heard.is_set():
+            save_checkpoint(model, "ckpt.pt")   # in the loop's own thread, between steps
+            heard.clear()
+
+The callback runs in the watch thread: set a flag there and save from the loop. Off a cloud the
+watch logs one warning line and does nothing.
+
 Framework callbacks (PyTorch Lightning, Hugging Face ``transformers.Trainer``) are in
-``monitor.training_callbacks``, imported only where used.
+``monitor.training_callbacks``, imported only where used. This module imports httpx and
+``monitor.interruptions`` (itself httpx and the standard library only), nothing else of slamon's.
 """
 
 from __future__ import annotations
@@ -30,9 +46,12 @@ from urllib.parse import quote
 
 import httpx
 
+from monitor.interruptions import Notice, Watch
+
 log = logging.getLogger("slamon.training")
 
 UNITS = ("samples", "tokens")
+__all__ = ["Heartbeats", "Notice", "Progress", "on_interruption", "start", "throughput"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +91,7 @@ class Heartbeats:
     _thread: threading.Thread | None = None
     _client: httpx.Client | None = None
     _failing: bool = False
+    _watches: list[Watch] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.unit not in UNITS:
@@ -94,8 +114,22 @@ class Heartbeats:
             self._thread.start()
         return self
 
+    def on_interruption(
+        self,
+        callback: Callable[[Notice], None],
+        cloud: str = "auto",
+        base_url: str | None = None,
+        acknowledge: bool = False,
+    ) -> Watch:
+        """``on_interruption`` below, stopped with these heartbeats' ``close``."""
+        watch = on_interruption(callback, cloud, base_url, acknowledge)
+        self._watches.append(watch)
+        return watch
+
     def close(self) -> None:
         """Push the last progress and stop the thread (within ``timeout_s``)."""
+        for watch in self._watches:
+            watch.close()
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=self.timeout_s + 1)
@@ -161,3 +195,17 @@ def start(
 ) -> Heartbeats:
     """Start reporting to slamon; ``beat`` the returned object from the loop."""
     return Heartbeats(url, target, token, interval_s, unit).start()
+
+
+def on_interruption(
+    callback: Callable[[Notice], None],
+    cloud: str = "auto",
+    base_url: str | None = None,
+    acknowledge: bool = False,
+) -> Watch:
+    """Watch this box's metadata service (``aws``, ``gcp``, ``azure`` or ``auto``; ``base_url``
+    for a test's server) and call ``callback(notice)`` once per notice from a daemon thread: AWS
+    is polled every second, GCE's server holds each request until its value changes, Azure is
+    polled every second. ``acknowledge`` (Azure): let the event start once the callback returns.
+    ``close()`` the returned watch to stop; ``watch.problem`` says why it is not watching."""
+    return Watch(callback, cloud, base_url, acknowledge).start()

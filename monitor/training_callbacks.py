@@ -5,13 +5,21 @@ documented callback signatures (tested without the frameworks installed).
 
     trainer = lightning.Trainer(callbacks=[lightning_callback(beats)])
     trainer = transformers.Trainer(..., callbacks=[transformers_callback(beats)])
+
+And callbacks that save a checkpoint when the box's metadata service gives an interruption
+notice (``monitor.training.on_interruption``), at the end of the step under way:
+
+    trainer = lightning.Trainer(callbacks=[lightning_interruption_callback("last.ckpt")])
+    trainer = transformers.Trainer(..., callbacks=[transformers_interruption_callback()])
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
-from monitor.training import Heartbeats
+from monitor.interruptions import Notice, Watch
+from monitor.training import Heartbeats, on_interruption
 
 
 def batch_size(batch: Any) -> int:
@@ -62,6 +70,98 @@ class TransformersHooks:
         self.heartbeats.push()
 
 
+class NoticeFlag:
+    """What the interruption hooks share: the watch (started with training), the notice heard
+    and not yet acted on, and the notices a checkpoint was saved for."""
+
+    def __init__(
+        self, cloud: str = "auto", base_url: str | None = None, acknowledge: bool = False
+    ) -> None:
+        self.cloud = cloud
+        self.base_url = base_url
+        self.acknowledge = acknowledge  # Azure: once the checkpoint is saved, not before
+        self.watch: Watch | None = None
+        self.saved: list[Notice] = []
+        self._pending: Notice | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        if self.watch is None:
+            self.watch = on_interruption(self._heard, self.cloud, self.base_url)
+
+    def _heard(self, notice: Notice) -> None:
+        with self._lock:
+            self._pending = notice
+
+    def take(self) -> Notice | None:
+        """The notice to act on now, once."""
+        with self._lock:
+            notice, self._pending = self._pending, None
+        return notice
+
+    def done(self, notice: Notice) -> None:
+        """The checkpoint for ``notice`` is saved: record it, and acknowledge if asked."""
+        self.saved.append(notice)
+        if self.acknowledge and self.watch is not None:
+            self.watch.ack(notice)
+
+    def close(self) -> None:
+        if self.watch is not None:
+            self.watch.close()
+            self.watch = None
+
+
+class LightningInterruptionHooks:
+    """Lightning hooks: ``trainer.save_checkpoint(path)`` after the batch during which an
+    interruption notice came."""
+
+    def __init__(self, path: str, notices: NoticeFlag | None = None) -> None:
+        self.path = path
+        self.notices = notices or NoticeFlag()
+
+    def on_train_start(self, trainer: Any, pl_module: Any) -> None:
+        self.notices.start()
+
+    def on_train_batch_end(
+        self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int
+    ) -> None:
+        notice = self.notices.take()
+        if notice is not None:
+            trainer.save_checkpoint(self.path)
+            self.notices.done(notice)
+
+    def on_train_end(self, trainer: Any, pl_module: Any) -> None:
+        self.notices.close()
+
+
+class TransformersInterruptionHooks:
+    """transformers hooks: ``control.should_save = True`` at the end of the step during which
+    an interruption notice came (the Trainer then saves to its ``output_dir`` and calls
+    ``on_save``, where the notice counts as saved)."""
+
+    def __init__(self, notices: NoticeFlag | None = None) -> None:
+        self.notices = notices or NoticeFlag()
+        self._saving: Notice | None = None
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.notices.start()
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+        notice = self.notices.take()
+        if notice is not None:
+            self._saving = notice
+            control.should_save = True
+        return control
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self._saving is not None:
+            self.notices.done(self._saving)
+            self._saving = None
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.notices.close()
+
+
 def _global_batch(args: Any) -> int:
     per_device = int(getattr(args, "per_device_train_batch_size", 0) or 0)
     accumulation = int(getattr(args, "gradient_accumulation_steps", 1) or 1)
@@ -71,6 +171,15 @@ def _global_batch(args: Any) -> int:
 
 def lightning_callback(heartbeats: Heartbeats, per_step: int | None = None) -> Any:
     """A Lightning ``Callback`` (``lightning`` or the older ``pytorch_lightning``)."""
+    Callback = _lightning_callback_class()
+
+    class SlamonCallback(LightningHooks, Callback):  # type: ignore[misc,valid-type]
+        pass
+
+    return SlamonCallback(heartbeats, per_step)
+
+
+def _lightning_callback_class() -> Any:
     try:
         from lightning.pytorch.callbacks import Callback
     except ImportError:
@@ -78,11 +187,7 @@ def lightning_callback(heartbeats: Heartbeats, per_step: int | None = None) -> A
             from pytorch_lightning.callbacks import Callback
         except ImportError:
             raise ImportError("PyTorch Lightning is not installed: pip install lightning") from None
-
-    class SlamonCallback(LightningHooks, Callback):  # type: ignore[misc]
-        pass
-
-    return SlamonCallback(heartbeats, per_step)
+    return Callback
 
 
 def transformers_callback(heartbeats: Heartbeats, per_step: int | None = None) -> Any:
@@ -96,3 +201,26 @@ def transformers_callback(heartbeats: Heartbeats, per_step: int | None = None) -
         pass
 
     return SlamonCallback(heartbeats, per_step)
+
+
+def lightning_interruption_callback(path: str, notices: NoticeFlag | None = None) -> Any:
+    """A Lightning ``Callback`` saving ``path`` when an interruption notice comes."""
+    Callback = _lightning_callback_class()
+
+    class SlamonInterruptionCallback(LightningInterruptionHooks, Callback):  # type: ignore[misc,valid-type]
+        pass
+
+    return SlamonInterruptionCallback(path, notices)
+
+
+def transformers_interruption_callback(notices: NoticeFlag | None = None) -> Any:
+    """A ``transformers.TrainerCallback`` asking the Trainer to save on an interruption notice."""
+    try:
+        from transformers import TrainerCallback
+    except ImportError:
+        raise ImportError("transformers is not installed: pip install transformers") from None
+
+    class SlamonInterruptionCallback(TransformersInterruptionHooks, TrainerCallback):  # type: ignore[misc]
+        pass
+
+    return SlamonInterruptionCallback(notices)

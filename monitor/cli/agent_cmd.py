@@ -1,11 +1,14 @@
-"""`slamon agent`: read this box's GPUs and push them to slamon as heartbeats."""
+"""`slamon agent`: read this box's GPUs and push them to slamon as heartbeats; with
+``--metadata``, also print the box's interruption notices the moment its provider gives them."""
 
 from __future__ import annotations
 
 import logging
 import signal
+import sys
 import threading
 from types import FrameType
+from typing import Any
 
 import click
 
@@ -48,6 +51,23 @@ def _duration(value: str) -> float:
     help="Readings kept while slamon cannot be reached (the oldest dropped beyond).",
 )
 @click.option("--once", is_flag=True, help="Push one reading; exit 0 when slamon accepts it.")
+@click.option(
+    "--metadata",
+    type=click.Choice(["auto", "aws", "gcp", "azure"]),
+    default=None,
+    help="Watch this box's metadata service and print each interruption notice at once "
+    "(not pushed to slamon yet). auto: the cloud whose service answers.",
+)
+@click.option(
+    "--metadata-url",
+    default=None,
+    help="The metadata service's base URL (default: the cloud's own, e.g. http://169.254.169.254).",
+)
+@click.option(
+    "--acknowledge",
+    is_flag=True,
+    help="Azure: acknowledge each scheduled event once printed, so it may start early.",
+)
 def agent(
     url: str,
     target: str,
@@ -57,6 +77,9 @@ def agent(
     nvidia_smi: str,
     capacity: int,
     once: bool,
+    metadata: str | None,
+    metadata_url: str | None,
+    acknowledge: bool,
 ) -> None:
     """Read this box's GPUs every interval and push them to slamon."""
     stop = threading.Event()
@@ -77,9 +100,19 @@ def agent(
     interval_s = _duration(interval)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     reader = open_reader(source, nvidia_smi)
-    with httpx.Client() as client:
+    with httpx.Client() as client, httpx.Client(timeout=2.0) as metadata_client:
         pusher = Pusher(url, target, token, client, Outbox(capacity))
         runner = Agent(reader, pusher, interval_s)
+        notices = None
+        if metadata is not None:
+            from monitor.agent import notices as agent_notices
+
+            box = agent_notices.open_source(metadata, metadata_client, metadata_url)
+            if once:
+                _print_notices_now(box)
+            else:
+                notices = agent_notices.watch(box, _echo, acknowledge)
+                click.echo(f"slamon agent: watching {box.cloud} interruption notices", err=True)
         if once:
             flushed = runner.once()
             reader.close()
@@ -92,3 +125,28 @@ def agent(
             f"slamon agent: {reader.source} every {interval_s:g} s -> {pusher.endpoint}", err=True
         )
         runner.run(stop)
+        if notices is not None:
+            notices.close()
+
+
+def _echo(text: str) -> None:
+    click.echo(text)
+    sys.stdout.flush()  # at once, not when a pipe's buffer fills
+
+
+def _print_notices_now(box: Any) -> None:
+    from datetime import UTC, datetime
+
+    from monitor.agent.model import AgentError
+    from monitor.agent.notices import notice_line
+    from monitor.interruptions import MetadataError
+
+    try:
+        polled = box.poll()
+    except MetadataError as exc:
+        raise AgentError(f"--metadata {box.cloud}: {exc}") from None
+    now = datetime.now(UTC)
+    for notice in polled:
+        _echo(notice_line(notice, now))
+    if not polled:
+        click.echo(f"no interruption notice from {box.cloud}'s metadata service", err=True)

@@ -27,6 +27,7 @@ DATABASE_BACK = "database back"
 BROKER_LOST = "broker lost"
 BROKER_BACK = "broker back"
 PROCESS_EXITED = "process exited"
+INTERRUPT_NOTICE = "interrupt notice"  # `slamon agent --metadata`: the box's provider warns
 WORDS = (
     OUTAGE_OPENED,
     OUTAGE_CLOSED,
@@ -48,6 +49,7 @@ WORDS = (
     BROKER_LOST,
     BROKER_BACK,
     PROCESS_EXITED,
+    INTERRUPT_NOTICE,
 )
 WIDTH = max(len(word) for word in WORDS)  # the facts start in one column
 MAX_FACT_CHARS = 240  # an error message is a clue, not a document
@@ -226,3 +228,22 @@ def back_text(lasted_s: float, where: str | None = None) -> str:
 
 def process_exited_text(name: str, returncode: int, restart_in_s: float) -> str:
     return f"{name} ({exit_status(returncode)}); restarting in {duration(restart_in_s)}"
+
+
+def interrupt_notice_text(
+    cloud: str,
+    kind: str,
+    deadline: datetime | None,
+    seconds_left: float | None,
+    detail: str,
+    key: str,
+    now: datetime,
+) -> str:
+    """``aws preemption by 22:02:00Z (in 1m 59s): spot instance-action terminate [key]``."""
+    if deadline is None or seconds_left is None:
+        when = " (no deadline given)"
+    elif seconds_left < 0:
+        when = f" at {clock(deadline, now)} ({duration(-seconds_left)} ago)"
+    else:
+        when = f" by {clock(deadline, now)} (in {duration(seconds_left)})"
+    return f"{cloud} {kind}{when}: {one_line(detail, 120)} [{one_line(key, 80)}]"
