@@ -89,7 +89,7 @@ def aws_health_status(status_code: str) -> EventStatus:
     """AWS Health's ``statusCode`` (open, closed, upcoming) is slamon's status word for word."""
     if status_code in EVENT_STATUSES:
         return status_code
-    raise ValueError(f"statusCode {status_code!r} is none of open, closed, upcoming")
+    raise ValueError(f"statusCode: {status_code!r} is none of open, closed, upcoming")
 
 
 # DescribeInstanceStatus' Events[].Code -> kind (docs: "Scheduled events for your instances")
@@ -163,7 +163,7 @@ def azure_stage_status(stage: str) -> EventStatus:
     Azure does not document."""
     found = AZURE_STAGES.get(stage.replace(" ", "").lower())
     if found is None:
-        raise ValueError(f"stage {stage!r} is not one Azure documents")
+        raise ValueError(f"stage: {stage!r} is not one Azure documents")
     return found
 
 
@@ -177,7 +177,7 @@ def gcp_event_status(state: str) -> EventStatus:
     """``ACTIVE`` is open, ``CLOSED`` closed; raises ValueError for any other state."""
     found: dict[str, EventStatus] = {"ACTIVE": "open", "CLOSED": "closed"}
     if state not in found:
-        raise ValueError(f"state {state!r} is neither ACTIVE nor CLOSED")
+        raise ValueError(f"state: {state!r} is neither ACTIVE nor CLOSED")
     return found[state]
 
 

@@ -62,7 +62,7 @@ def test_aws_health_statuses_are_slamons_word_for_word_and_nothing_else() -> Non
         "closed",
         "upcoming",
     ]
-    with pytest.raises(ValueError, match="statusCode 'done'"):
+    with pytest.raises(ValueError, match="statusCode: 'done'"):
         aws_health_status("done")
 
 
@@ -148,14 +148,14 @@ def test_a_service_health_stage_gives_the_status(stage: str, status: str) -> Non
 
 
 def test_a_service_health_stage_azure_does_not_document_is_refused() -> None:
-    with pytest.raises(ValueError, match="stage 'Whenever'"):
+    with pytest.raises(ValueError, match="stage: 'Whenever'"):
         azure_stage_status("Whenever")
 
 
 def test_gcp_incidents_are_issues_and_their_state_is_the_status() -> None:
     assert gcp_event_kind("INCIDENT") == "issue"
     assert (gcp_event_status("ACTIVE"), gcp_event_status("CLOSED")) == ("open", "closed")
-    with pytest.raises(ValueError, match="state 'STATE_UNSPECIFIED'"):
+    with pytest.raises(ValueError, match="state: 'STATE_UNSPECIFIED'"):
         gcp_event_status("STATE_UNSPECIFIED")
 
 
