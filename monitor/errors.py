@@ -15,8 +15,10 @@ the receiver's answer, not by exception::
     ├── TransientError           may heal: reported, and tried again on the next schedule
     │   ├── FeedUnavailable      timeout, connection error, HTTP 5xx/429 from a status feed
     │   ├── ServiceUnavailable   our own database or broker does not answer
-    │   └── SweepFailed          a discovery source's API did not answer, refused us, or said
-    │                            something we cannot read: the sweep retires nothing
+    │   ├── SweepFailed          a discovery source's API did not answer, refused us, or said
+    │   │                        something we cannot read: the sweep retires nothing
+    │   └── EventPollFailed      an account event source could not be read: its checkpoint
+    │                            stays where it was
     └── PermanentError           will not heal until someone changes something
         ├── FeedParseError       a feed document we cannot read at all
         ├── FeedRejected         the feed answered 4xx (other than 429): wrong URL or forbidden
@@ -83,3 +85,9 @@ class FeedRejected(PermanentError):
 
 class FeedTooLarge(PermanentError):
     """A feed response exceeded the configured byte limit."""
+
+
+class EventPollFailed(TransientError):
+    """An account event source could not be read (unreachable, unauthorized, throttled, not
+    subscribed, a malformed answer). The checkpoint does not advance; the next poll is the retry.
+    The message is one line naming the source and what its provider said."""

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
+from monitor.account.kinds import KINDS as ACCOUNT_KINDS
 from monitor.discovery.kinds import KINDS
 from tests.support import FeedServer
 
@@ -36,6 +37,12 @@ DISCOVERY_SDKS = {
     for kind in KINDS.values()
     for module in kind.requires
 }
+# the account event kinds' SDKs, the same way: module -> (extra, the account kinds importing it)
+ACCOUNT_SDKS: dict[str, tuple[str | None, set[str]]] = {}
+for _kind in ACCOUNT_KINDS.values():
+    for _module in _kind.requires:
+        _extra, _importers = ACCOUNT_SDKS.setdefault(_module.split(".")[0], (_kind.extra, set()))
+        _importers.add(f"monitor/account/kinds/{_kind.name}.py")
 
 
 def names(requirements: list[str]) -> set[str]:
@@ -100,7 +107,7 @@ def test_every_third_party_module_slamon_imports_is_declared() -> None:
     shipped = sorted(p for d in ("monitor", "workers") for p in (ROOT / d).rglob("*.py"))
     modules = set().union(*(imported_modules(p) for p in shipped))
     third_party = modules - set(sys.stdlib_module_names) - FIRST_PARTY - OPTIONAL.keys()
-    third_party -= DISCOVERY_SDKS.keys()
+    third_party -= DISCOVERY_SDKS.keys() | ACCOUNT_SDKS.keys()
     providers = md.packages_distributions()
     declared = names(PROJECT["dependencies"])
     undeclared = {
@@ -128,13 +135,26 @@ def test_each_discovery_sdk_is_an_extra_and_imported_only_by_its_kind() -> None:
     assert DISCOVERY_SDKS  # the kubernetes kind's client at least
     for module, (extra, importer) in DISCOVERY_SDKS.items():
         assert extra in extras, module
-        importers = {
-            p.relative_to(ROOT).as_posix()
-            for d in ("monitor", "workers")
-            for p in (ROOT / d).rglob("*.py")
-            if module in imported_modules(p)
-        }
-        assert importers == {importer}
+        account = ACCOUNT_SDKS.get(module, (None, set()))[1]
+        assert importers_of(module) == {importer} | account
+
+
+def test_each_account_event_sdk_is_an_extra_and_imported_only_by_its_kinds() -> None:
+    extras = PROJECT["optional-dependencies"]
+    assert ACCOUNT_SDKS  # boto3 at least
+    for module, (extra, importers) in ACCOUNT_SDKS.items():
+        assert extra in extras, module
+        discovery = {DISCOVERY_SDKS[module][1]} if module in DISCOVERY_SDKS else set()
+        assert importers_of(module) == importers | discovery
+
+
+def importers_of(module: str) -> set[str]:
+    return {
+        p.relative_to(ROOT).as_posix()
+        for d in ("monitor", "workers")
+        for p in (ROOT / d).rglob("*.py")
+        if module in imported_modules(p)
+    }
 
 
 def test_the_undeclared_import_check_sees_a_transitive_only_module(tmp_path: Path) -> None:

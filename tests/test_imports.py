@@ -158,6 +158,14 @@ CASES = {
         "import monitor.reports.service",
         {"reportlab", "jinja2", "fastapi", "apprise", "grafana_client", "feedparser", *CLOUD_SDKS},
     ),
+    "the account event kinds' registry, their options and parsers, before a poll": (
+        "from monitor.account.kinds import KINDS\n"
+        "from monitor.account.kinds.aws_health import from_eventbridge\n"
+        "from monitor.account.kinds.azure_resource_health import from_service_health_alert\n"
+        "KINDS['aws_health'].options.model_validate({'services': ['EC2']})\n"
+        "assert all(kind.missing_extra() is None for kind in KINDS.values())\n",
+        {"fastapi", "reportlab", "apprise", "celery", "sqlalchemy", "httpx", *CLOUD_SDKS},
+    ),
     "the config naming cloud sources, and a sweep of a file_sd one": (
         OTHER_KIND_SWEEP,
         {"fastapi", "reportlab", "apprise", "grafana_client", "feedparser", *CLOUD_SDKS},
@@ -270,3 +278,21 @@ def test_a_worker_starts_without_celerys_command_line() -> None:
     )
     assert "celery" in {name.split(".")[0] for name in found}  # the check sees the app
     assert sorted(n for n in found if n.startswith(("celery.bin", "prompt_toolkit"))) == []
+
+
+def test_the_account_kinds_sdks_are_seen_when_a_poll_loads_them() -> None:
+    poll = (
+        "from datetime import UTC, datetime\n"
+        "from monitor.account.kind import EventPollContext\n"
+        "from monitor.account.kinds import KINDS\n"
+        "from monitor.errors import EventPollFailed\n"
+        "kind = KINDS['aws_health']\n"
+        "options = kind.options(endpoint_url='http://127.0.0.1:9')\n"
+        "try:\n"
+        "    kind.list_events(options, EventPollContext('a', datetime.now(UTC), 1.0))\n"
+        "except EventPollFailed:\n"
+        "    pass\n"
+    )
+    assert loaded(poll) >= {"boto3", "botocore"}
+    found = modules_loaded("import monitor.account.kinds")
+    assert sorted(name for name in found if name.startswith(GCE_AZURE_SDKS)) == []

@@ -1,0 +1,303 @@
+"""``aws_health``: the AWS Health API's account events (``pip install 'slamon[aws]'``).
+
+One poll reads DescribeEvents page after page (filtered by the events' regions, services,
+categories, and the checkpoint as ``lastUpdatedTimes.from``), then each event's description with
+DescribeEventDetails and the entities it names with DescribeAffectedEntities, ten event ARNs a
+call (both APIs' limit). The Health API answers in us-east-1 (its global endpoint); an account
+without a Business, Enterprise On-Ramp or Enterprise support plan is refused with
+``SubscriptionRequiredException``, which fails the poll with one line saying so. Anything else
+that fails (unreachable, unauthorized, throttled, a malformed answer) fails the whole poll with
+one line: the checkpoint advances only after a clean one.
+
+The answers are turned into events by pure functions (:func:`events`, :func:`event`), tested on
+a recorded DescribeEvents answer (tests/fixtures/account/), and so is an EventBridge delivery of
+the same event (:func:`from_eventbridge`), for the push endpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import Field
+
+from monitor.account.kind import AccountKind, EventPollContext, SourceOptions
+from monitor.account.kinds._aws import RETRIES, Region, client_error, client_error_code, failed
+from monitor.account.model import (
+    AccountEvent,
+    EventStatus,
+    aws_health_kind,
+    aws_health_status,
+    first_line,
+    utc,
+)
+
+NAME = "aws_health"
+API_REGION = "us-east-1"  # the Health API's global endpoint
+BATCH = 10  # DescribeEventDetails and DescribeAffectedEntities take at most ten event ARNs
+SUPPORT_PLAN = (
+    "the AWS Health API needs a Business, Enterprise On-Ramp or Enterprise support plan "
+    "(SubscriptionRequiredException)"
+)
+Category = Literal["issue", "accountNotification", "scheduledChange", "investigation"]
+
+
+class AwsHealthOptions(SourceOptions):
+    regions: tuple[Region | Literal["global"], ...] = ()  # the events' regions; empty: all
+    services: tuple[str, ...] = ()  # EC2, EBS …; empty: all
+    categories: tuple[Category, ...] = ()  # empty: all
+    profile: str | None = None  # a named profile of the shared credentials files
+    endpoint_url: str | None = Field(default=None, pattern=r"^https?://")
+
+
+class MalformedEvent(ValueError):
+    """An event document that is not the shape AWS documents; the message names the field."""
+
+
+def list_events(options: AwsHealthOptions, context: EventPollContext) -> Sequence[AccountEvent]:
+    # loaded by a process that polls aws_health, not by every one that reads the config
+    import boto3  # type: ignore[import-untyped]
+    from botocore.config import Config  # type: ignore[import-untyped]
+    from botocore.exceptions import BotoCoreError, ClientError  # type: ignore[import-untyped]
+    from botocore.parsers import ResponseParserError  # type: ignore[import-untyped]
+
+    config = Config(
+        connect_timeout=context.timeout_s,
+        read_timeout=context.timeout_s,
+        retries={"max_attempts": RETRIES, "mode": "standard"},
+        user_agent_extra="slamon-account",
+    )
+    try:
+        session = boto3.Session(profile_name=options.profile)
+        client = session.client(
+            "health", region_name=API_REGION, endpoint_url=options.endpoint_url, config=config
+        )
+        try:
+            return _poll(client, options, context.since)
+        finally:
+            client.close()
+    except ClientError as exc:
+        if client_error_code(exc) == "SubscriptionRequiredException":
+            raise failed(NAME, SUPPORT_PLAN) from None
+        raise failed(NAME, client_error(exc)) from None
+    except (BotoCoreError, ResponseParserError) as exc:  # the latter is no BotoCoreError
+        raise failed(NAME, f"{type(exc).__name__}: {exc}") from None
+    except MalformedEvent as exc:
+        raise failed(NAME, f"malformed answer: {exc}") from None
+
+
+def _poll(client: Any, options: AwsHealthOptions, since: datetime | None) -> list[AccountEvent]:
+    pages = list(
+        client.get_paginator("describe_events").paginate(filter=event_filter(options, since))
+    )
+    arns = [found.key for found in events(pages)]  # a malformed page fails before more calls
+    descriptions: dict[str, str] = {}
+    entities: dict[str, list[str]] = {}
+    for batch in _batches(arns):
+        descriptions.update(details(client.describe_event_details(eventArns=batch)))
+        paginator = client.get_paginator("describe_affected_entities")
+        for page in paginator.paginate(filter={"eventArns": batch}):
+            for arn, values in affected(page).items():
+                entities.setdefault(arn, []).extend(values)
+    return events(pages, descriptions, entities)
+
+
+def event_filter(options: AwsHealthOptions, since: datetime | None) -> dict[str, Any]:
+    """DescribeEvents' ``filter`` for ``options`` and the checkpoint ``since``."""
+    wanted: dict[str, Any] = {}
+    if options.regions:
+        wanted["regions"] = list(options.regions)
+    if options.services:
+        wanted["services"] = list(options.services)
+    if options.categories:
+        wanted["eventTypeCategories"] = list(options.categories)
+    if since is not None:
+        wanted["lastUpdatedTimes"] = [{"from": since}]
+    return wanted
+
+
+def _batches(arns: Sequence[str]) -> Iterator[list[str]]:
+    for start in range(0, len(arns), BATCH):
+        yield list(arns[start : start + BATCH])
+
+
+def details(answer: Mapping[str, Any]) -> dict[str, str]:
+    """Event ARN -> its latest description, from a DescribeEventDetails answer (pure); an ARN
+    in its ``failedSet`` has none."""
+    found = {}
+    for item in answer.get("successfulSet") or []:
+        arn = (item.get("event") or {}).get("arn")
+        if arn:
+            found[str(arn)] = str((item.get("eventDescription") or {}).get("latestDescription", ""))
+    return found
+
+
+def affected(page: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Event ARN -> the entity values it names, from a DescribeAffectedEntities page (pure)."""
+    found: dict[str, list[str]] = {}
+    for entity in page.get("entities") or []:
+        arn, value = entity.get("eventArn"), entity.get("entityValue")
+        if arn and value:
+            found.setdefault(str(arn), []).append(str(value))
+    return found
+
+
+def events(
+    pages: Sequence[Mapping[str, Any]],
+    descriptions: Mapping[str, str] | None = None,
+    entities: Mapping[str, Sequence[str]] | None = None,
+) -> list[AccountEvent]:
+    """The events of DescribeEvents' ``pages`` with their descriptions and entities (pure).
+    Raises :class:`MalformedEvent` for an event that is not AWS' shape."""
+    descriptions = descriptions or {}
+    entities = entities or {}
+    found = []
+    for page in pages:
+        for raw in page.get("events") or []:
+            arn = str(raw.get("arn") or "")
+            found.append(event(raw, descriptions.get(arn, ""), tuple(entities.get(arn, ()))))
+    return found
+
+
+def event(
+    raw: Mapping[str, Any], description: str = "", entities: Sequence[str] = ()
+) -> AccountEvent:
+    """One event of a DescribeEvents answer (``events[]``, times as datetimes or text)."""
+    code = _text(raw, "eventTypeCode")
+    return AccountEvent(
+        provider="aws",
+        source=NAME,
+        key=_text(raw, "arn"),
+        kind=aws_health_kind(code, _text(raw, "eventTypeCategory")),
+        status=_status(raw.get("statusCode")),
+        starts_at=_time(raw, "startTime"),
+        ends_at=_time(raw, "endTime"),
+        updated_at=_time(raw, "lastUpdatedTime"),
+        region=str(raw.get("region") or "") or None,
+        service=str(raw.get("service") or "") or None,
+        title=title(code),
+        detail=first_line(description),
+        entities=tuple(dict.fromkeys(entities)),
+        raw_type=code,
+    )
+
+
+def from_eventbridge(document: Mapping[str, Any]) -> AccountEvent:
+    """The event of an EventBridge delivery (``source: aws.health``, ``detail-type: AWS Health
+    Event``), pure. Its region is ``detail.eventRegion``, the event's, not the envelope's (the
+    region the rule delivered from); a delivery without one takes the region its event ARN names.
+    Without a ``statusCode`` an event with an ``endTime`` is closed, one starting after the
+    delivery's ``time`` upcoming, else open. Raises :class:`MalformedEvent` naming the field."""
+    if not isinstance(document, Mapping):
+        raise MalformedEvent("the document: not an object")
+    for name, wanted in (("source", "aws.health"), ("detail-type", "AWS Health Event")):
+        if document.get(name) != wanted:
+            raise MalformedEvent(f"{name}: {document.get(name)!r}, not {wanted!r}")
+    detail = document.get("detail")
+    if not isinstance(detail, Mapping):
+        raise MalformedEvent("detail: not an object")
+    try:
+        arn = _text(detail, "eventArn")
+        code = _text(detail, "eventTypeCode")
+        category = _text(detail, "eventTypeCategory")
+        starts, ends = _time(detail, "startTime"), _time(detail, "endTime")
+        updated = _time(detail, "lastUpdatedTime") or _time(document, "time")
+        sent = _time(document, "time")
+    except MalformedEvent as exc:
+        raise MalformedEvent(f"detail.{exc}") from None
+    return AccountEvent(
+        provider="aws",
+        source=NAME,
+        key=arn,
+        kind=aws_health_kind(code, category),
+        status=_pushed_status(detail.get("statusCode"), starts, ends, sent),
+        starts_at=starts,
+        ends_at=ends,
+        updated_at=updated,
+        region=str(detail.get("eventRegion") or "") or _arn_region(arn),
+        service=str(detail.get("service") or "") or None,
+        title=title(code),
+        detail=first_line(_description(detail.get("eventDescription"))),
+        entities=_pushed_entities(detail),
+        raw_type=code,
+    )
+
+
+def title(code: str) -> str:
+    """A title from the event type code: ``AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED`` reads
+    ``EC2 instance retirement scheduled``."""
+    words = code.removeprefix("AWS_").split("_")
+    return " ".join([words[0], *(word.lower() for word in words[1:])]) if words else code
+
+
+def _text(raw: Mapping[str, Any], name: str) -> str:
+    value = raw.get(name)
+    if not isinstance(value, str) or not value.strip():
+        raise MalformedEvent(f"{name}: missing or not text")
+    return value
+
+
+def _time(raw: Mapping[str, Any], name: str) -> datetime | None:
+    try:
+        return utc(raw.get(name))
+    except ValueError:
+        raise MalformedEvent(f"{name}: {raw.get(name)!r} is not a time") from None
+
+
+def _status(value: object) -> EventStatus:
+    try:
+        return aws_health_status(str(value))
+    except ValueError as exc:
+        raise MalformedEvent(str(exc)) from None
+
+
+def _pushed_status(
+    value: object, starts: datetime | None, ends: datetime | None, sent: datetime | None
+) -> EventStatus:
+    if value is not None:
+        try:
+            return aws_health_status(str(value))
+        except ValueError as exc:
+            raise MalformedEvent(f"detail.{exc}") from None
+    if ends is not None:
+        return "closed"
+    if starts is not None and sent is not None and starts > sent:
+        return "upcoming"
+    return "open"
+
+
+def _arn_region(arn: str) -> str | None:
+    # arn:aws:health:us-west-2::event/…
+    parts = arn.split(":")
+    return parts[3] or None if len(parts) > 3 else None
+
+
+def _description(value: object) -> str:
+    """The English description of an EventBridge delivery's ``eventDescription`` list."""
+    if not isinstance(value, list):
+        return ""
+    texts = {
+        str(item.get("language", "")): str(item.get("latestDescription", ""))
+        for item in value
+        if isinstance(item, Mapping)
+    }
+    return texts.get("en_US") or next(iter(texts.values()), "")
+
+
+def _pushed_entities(detail: Mapping[str, Any]) -> tuple[str, ...]:
+    raw = detail.get("affectedEntities") or []
+    if not isinstance(raw, list) or not all(isinstance(item, Mapping) for item in raw):
+        raise MalformedEvent("detail.affectedEntities: not a list of objects")
+    values = [str(item["entityValue"]) for item in raw if item.get("entityValue")]
+    return tuple(dict.fromkeys(values))
+
+
+KIND = AccountKind(
+    name=NAME,
+    provider="aws",
+    options=AwsHealthOptions,
+    list_events=list_events,
+    requires=("boto3", "botocore"),  # botocore: its exceptions and Config
+    extra="aws",
+)
