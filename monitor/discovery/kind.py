@@ -9,7 +9,6 @@ extra), and how it lists instances. The kinds, one module each, are registered i
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from monitor.discovery.model import Instance
+from monitor.extras import missing_extra
 
 
 class SourceOptions(BaseModel):
@@ -58,18 +58,4 @@ class DiscoveryKind:
 
     def missing_extra(self) -> str | None:
         """One line saying which extra to install, when a module it needs is missing."""
-        missing = [m for m in self.requires if not importable(m)]
-        if not missing:
-            return None
-        return (
-            f"the {self.name} source needs {', '.join(missing)}: pip install 'slamon[{self.extra}]'"
-        )
-
-
-def importable(module: str) -> bool:
-    """Whether ``module`` can be imported, without importing it (a dotted name whose parent is
-    missing counts as missing)."""
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
+        return missing_extra(self.name, self.requires, self.extra)
