@@ -10,10 +10,11 @@ statuses are the pure functions below, tested as tables. Nothing here does I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Literal
+from typing import Any, Literal
 
 Provider = Literal["aws", "azure", "gcp", "lambda"]
 PROVIDERS: tuple[Provider, ...] = ("aws", "azure", "gcp", "lambda")
@@ -179,6 +180,22 @@ def gcp_event_status(state: str) -> EventStatus:
     if state not in found:
         raise ValueError(f"state: {state!r} is neither ACTIVE nor CLOSED")
     return found[state]
+
+
+def text_field(raw: Mapping[str, Any], name: str, malformed: type[ValueError]) -> str:
+    """``raw[name]`` as non-empty text, else ``malformed`` naming the field."""
+    value = raw.get(name)
+    if not isinstance(value, str) or not value.strip():
+        raise malformed(f"{name}: missing or not text")
+    return value
+
+
+def time_field(raw: Mapping[str, Any], name: str, malformed: type[ValueError]) -> datetime | None:
+    """``raw[name]`` as an aware UTC time (:func:`utc`), else ``malformed`` naming the field."""
+    try:
+        return utc(raw.get(name))
+    except ValueError:
+        raise malformed(f"{name}: {raw.get(name)!r} is not a time") from None
 
 
 def utc(value: object) -> datetime | None:

@@ -30,7 +30,8 @@ from monitor.account.model import (
     aws_health_kind,
     aws_health_status,
     first_line,
-    utc,
+    text_field,
+    time_field,
 )
 
 NAME = "aws_health"
@@ -164,16 +165,16 @@ def event(
     raw: Mapping[str, Any], description: str = "", entities: Sequence[str] = ()
 ) -> AccountEvent:
     """One event of a DescribeEvents answer (``events[]``, times as datetimes or text)."""
-    code = _text(raw, "eventTypeCode")
+    code = text_field(raw, "eventTypeCode", MalformedEvent)
     return AccountEvent(
         provider="aws",
         source=NAME,
-        key=_text(raw, "arn"),
-        kind=aws_health_kind(code, _text(raw, "eventTypeCategory")),
+        key=text_field(raw, "arn", MalformedEvent),
+        kind=aws_health_kind(code, text_field(raw, "eventTypeCategory", MalformedEvent)),
         status=_status(raw.get("statusCode")),
-        starts_at=_time(raw, "startTime"),
-        ends_at=_time(raw, "endTime"),
-        updated_at=_time(raw, "lastUpdatedTime"),
+        starts_at=time_field(raw, "startTime", MalformedEvent),
+        ends_at=time_field(raw, "endTime", MalformedEvent),
+        updated_at=time_field(raw, "lastUpdatedTime", MalformedEvent),
         region=str(raw.get("region") or "") or None,
         service=str(raw.get("service") or "") or None,
         title=title(code),
@@ -198,12 +199,13 @@ def from_eventbridge(document: Mapping[str, Any]) -> AccountEvent:
     if not isinstance(detail, Mapping):
         raise MalformedEvent("detail: not an object")
     try:
-        arn = _text(detail, "eventArn")
-        code = _text(detail, "eventTypeCode")
-        category = _text(detail, "eventTypeCategory")
-        starts, ends = _time(detail, "startTime"), _time(detail, "endTime")
-        updated = _time(detail, "lastUpdatedTime") or _time(document, "time")
-        sent = _time(document, "time")
+        arn = text_field(detail, "eventArn", MalformedEvent)
+        code = text_field(detail, "eventTypeCode", MalformedEvent)
+        category = text_field(detail, "eventTypeCategory", MalformedEvent)
+        starts = time_field(detail, "startTime", MalformedEvent)
+        ends = time_field(detail, "endTime", MalformedEvent)
+        sent = time_field(document, "time", MalformedEvent)
+        updated = time_field(detail, "lastUpdatedTime", MalformedEvent) or sent
     except MalformedEvent as exc:
         raise MalformedEvent(f"detail.{exc}") from None
     return AccountEvent(
@@ -229,20 +231,6 @@ def title(code: str) -> str:
     ``EC2 instance retirement scheduled``."""
     words = code.removeprefix("AWS_").split("_")
     return " ".join([words[0], *(word.lower() for word in words[1:])]) if words else code
-
-
-def _text(raw: Mapping[str, Any], name: str) -> str:
-    value = raw.get(name)
-    if not isinstance(value, str) or not value.strip():
-        raise MalformedEvent(f"{name}: missing or not text")
-    return value
-
-
-def _time(raw: Mapping[str, Any], name: str) -> datetime | None:
-    try:
-        return utc(raw.get(name))
-    except ValueError:
-        raise MalformedEvent(f"{name}: {raw.get(name)!r} is not a time") from None
 
 
 def _status(value: object) -> EventStatus:

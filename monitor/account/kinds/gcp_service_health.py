@@ -24,7 +24,14 @@ from pydantic import Field
 
 from monitor.account.kind import AccountKind, EventPollContext, SourceOptions
 from monitor.account.kinds._http import failed, get_page
-from monitor.account.model import AccountEvent, first_line, gcp_event_kind, gcp_event_status, utc
+from monitor.account.model import (
+    AccountEvent,
+    first_line,
+    gcp_event_kind,
+    gcp_event_status,
+    text_field,
+    time_field,
+)
 
 NAME = "gcp_service_health"
 API = "https://servicehealth.googleapis.com"
@@ -113,24 +120,24 @@ def event(raw: Mapping[str, Any]) -> AccountEvent:
     """One Personalized Service Health event. Raises :class:`MalformedEvent` naming the field."""
     if not isinstance(raw, Mapping):
         raise MalformedEvent("an event: not an object")
-    name = _text(raw, "name")
+    name = text_field(raw, "name", MalformedEvent)
     impacts = raw.get("eventImpacts") or []
     if not isinstance(impacts, list) or not all(isinstance(item, Mapping) for item in impacts):
         raise MalformedEvent("eventImpacts: not a list of objects")
     try:
-        status = gcp_event_status(_text(raw, "state"))
+        status = gcp_event_status(text_field(raw, "state", MalformedEvent))
     except ValueError as exc:
         raise MalformedEvent(str(exc)) from None
-    category = _text(raw, "category")
+    category = text_field(raw, "category", MalformedEvent)
     return AccountEvent(
         provider="gcp",
         source=NAME,
         key=name,
         kind=gcp_event_kind(category),
         status=status,
-        starts_at=_time(raw, "startTime"),
-        ends_at=_time(raw, "endTime"),
-        updated_at=_time(raw, "updateTime"),
+        starts_at=time_field(raw, "startTime", MalformedEvent),
+        ends_at=time_field(raw, "endTime", MalformedEvent),
+        updated_at=time_field(raw, "updateTime", MalformedEvent),
         region=_joined(impacts, "location", "locationName"),
         service=_joined(impacts, "product", "productName"),
         title=str(raw.get("title") or ""),
@@ -143,20 +150,6 @@ def event(raw: Mapping[str, Any]) -> AccountEvent:
 def _joined(impacts: Sequence[Mapping[str, Any]], part: str, name: str) -> str | None:
     values = [str((item.get(part) or {}).get(name) or "") for item in impacts]
     return ", ".join(dict.fromkeys(value for value in values if value)) or None
-
-
-def _text(raw: Mapping[str, Any], name: str) -> str:
-    value = raw.get(name)
-    if not isinstance(value, str) or not value.strip():
-        raise MalformedEvent(f"{name}: missing or not text")
-    return value
-
-
-def _time(raw: Mapping[str, Any], name: str) -> datetime | None:
-    try:
-        return utc(raw.get(name))
-    except ValueError:
-        raise MalformedEvent(f"{name}: {raw.get(name)!r} is not a time") from None
 
 
 KIND = AccountKind(
