@@ -46,12 +46,13 @@ SPOT, STOPPED, DOWN = "disc-spot", "disc-user", "disc-down"
 NAMES = (SPOT, STOPPED, DOWN)
 TYPES = {SPOT: "g5.xlarge", STOPPED: "g5.xlarge", DOWN: "p5.48xlarge"}
 FAILING_AFTER_S = 3
+# Any second of downtime in a life of minutes owes the credit, however long the life ran first
 SLA = """\
 sla_policies:
   - name: scenario-credit
     provider: aws
-    target_pct: 80
-    tiers: [{below_pct: 80, credit_pct: 25}]
+    target_pct: 99.99
+    tiers: [{below_pct: 99.99, credit_pct: 25}]
 """
 
 
