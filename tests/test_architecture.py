@@ -177,7 +177,9 @@ def test_the_check_sees_the_migrations_and_their_imports(
 
 # The tables that hold what happened: only monitor/history reads them for a surface; the
 # modules below write them (and read what they are about to change), each for its one reason.
-TIMELINE_MODELS = frozenset({"Outage", "ObservedWindow", "Heartbeat", "Incident", "IncidentUpdate"})
+TIMELINE_MODELS = frozenset(
+    {"Outage", "ObservedWindow", "Heartbeat", "Incident", "IncidentUpdate", "AccountEventRecord"}
+)
 TIMELINE_WRITERS = {
     "monitor.db.models": "defines them",
     "monitor.probes.quorum": "opens and closes outages from the quorum's verdicts",
@@ -187,6 +189,7 @@ TIMELINE_WRITERS = {
     "monitor.feeds.store": "upserts the incidents a feed lists",
     "monitor.api.heartbeats": "stores what a job or an agent pushes",
     "monitor.reports.backfill": "imports outages and observed windows from another monitor",
+    "monitor.fleet.account_store": "stores what a provider tells the account, polled or pushed",
     "monitor.fleet.sweep": (
         "ends a life: drops the outage the end itself opened, closes one the cloud saw running"
     ),

@@ -29,6 +29,7 @@ def build_beat_schedule(config: Config) -> dict[str, dict[str, Any]]:
         "alerts-deliver": _entry("slamon.alerts.deliver", schedule.deliveries, "deliveries"),
         # cloud APIs answer in seconds: on the feeds queue, beside the other outside reads
         "discovery-sweep": _entry("slamon.discovery.sweep_due", schedule.discovery, "feeds"),
+        "account-events-poll": _entry("slamon.account.poll_due", schedule.account_events, "feeds"),
         "reports-monthly": {
             "task": "slamon.reports.monthly",
             "schedule": crontab(minute=0, hour=2, day_of_month=1),  # after the month has closed

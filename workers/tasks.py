@@ -201,6 +201,30 @@ def sweep_discovery() -> dict[str, int]:
     return listed
 
 
+@app.task(name="slamon.account.poll_due")
+def poll_account_events() -> dict[str, int]:
+    """Poll every account event source whose ``every`` has passed; per source, the events a
+    clean poll read (-1: the poll failed, stored nothing, and is on the source's record). An
+    event new or changed is judged by the alert rules at once, not at their next round."""
+    from monitor.db.base import utcnow
+    from monitor.fleet.account_poll import due_sources, poll
+
+    rt = runtime()
+    if not rt.config.account_events:
+        return {}
+    now = utcnow()
+    with rt.sessions() as session:
+        due = due_sources(session, rt.config, now)
+    read, changed = {}, False
+    for source in due:
+        outcome = poll(rt.sessions, source, now)
+        read[source.name] = len(outcome.recorded) if outcome.ok else -1
+        changed |= any(r.outcome in ("new", "updated") for r in outcome.recorded)
+    if changed:
+        evaluate_alerts.delay()
+    return read
+
+
 @app.task(name="slamon.reports.monthly")
 def build_last_month_report(month: str | None = None) -> str:
     """Build and keep last month's report in every format (run by beat on the 1st)."""

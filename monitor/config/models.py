@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from monitor.account.kinds import KINDS as ACCOUNT_KINDS
 from monitor.config.durations import parse_duration
 from monitor.discovery.kinds import KINDS as DISCOVERY_KINDS
 from monitor.discovery.model import CAPACITIES, Capacity
@@ -325,6 +326,8 @@ class AlertsConfig(Strict):
     retry_max: Interval = 600.0
     feed_stale_after: Interval = 30 * 60.0
     discovery_failing_after: Interval = 5 * 60.0  # failed sweeps for this long: discovery_failing
+    # scheduled_maintenance fires when announced, and reminds this long before the work starts
+    maintenance_reminder: Interval = 3600.0
     burn_min_samples: Annotated[int, Field(ge=1)] = 10
     burn_windows: Annotated[list[BurnWindowConfig], Field(min_length=1)] = DEFAULT_BURN_WINDOWS
     # a vantage disagreeing with the quorum on this share of its targets for this long is blind
@@ -366,6 +369,7 @@ class ScheduleConfig(Strict):
     alerts: Interval = 30.0
     vantages: Interval = 30.0  # judging each vantage against the quorum (vantage_blind)
     discovery: Interval = 15.0  # looking for discovery sources due a sweep (each has ``every``)
+    account_events: Interval = 15.0  # looking for account event sources due a poll (``every``)
     deliveries: Interval = 5.0
     retention: Interval = 3600.0
 
@@ -438,6 +442,48 @@ class DiscoveryConfig(BaseModel):
         return DISCOVERY_KINDS[self.kind].options.model_validate(self.model_extra or {})
 
 
+class AccountSourceConfig(BaseModel):
+    """One account event source: which provider API to read, how often, with which options.
+
+    The fields below are every kind's; the rest are the kind's own options (``regions``,
+    ``subscription_id``, ``project`` …), validated by its record in ``monitor.account.kinds``.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=100)]
+    kind: str
+    every: Interval = 300.0
+    timeout: Timeout = 20.0
+
+    @field_validator("kind")
+    @classmethod
+    def _known_account_kind(cls, value: str) -> str:
+        if value not in ACCOUNT_KINDS:
+            known = ", ".join(sorted(ACCOUNT_KINDS))
+            raise ValueError(f"unknown account event kind {value!r} (known: {known})")
+        return value
+
+    @model_validator(mode="after")
+    def _kind_options(self) -> AccountSourceConfig:
+        kind = ACCOUNT_KINDS[self.kind]
+        try:
+            kind.options.model_validate(self.model_extra or {})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or self.kind
+            raise ValueError(f"{where}: {first['msg']}") from None
+        missing = kind.missing_extra()
+        if missing:
+            raise ValueError(missing)
+        return self
+
+    @property
+    def options(self) -> Any:
+        """The kind's own options, validated (``AwsHealthOptions`` …)."""
+        return ACCOUNT_KINDS[self.kind].options.model_validate(self.model_extra or {})
+
+
 class Config(Strict):
     """The whole YAML file."""
 
@@ -450,6 +496,7 @@ class Config(Strict):
     silences: list[SilenceConfig] = []
     sla_policies: list[dict[str, Any]] = []
     discovery: list[DiscoveryConfig] = []
+    account_events: list[AccountSourceConfig] = []
     probes: ProbesConfig = ProbesConfig()
     alerts: AlertsConfig = AlertsConfig()
     schedule: ScheduleConfig = ScheduleConfig()
@@ -471,6 +518,10 @@ class Config(Strict):
         twice = sorted({name for name in names if names.count(name) > 1})
         if twice:
             raise ValueError(f"discovery: two sources are named {twice[0]!r}")
+        names = [source.name for source in self.account_events]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"account_events: two sources are named {twice[0]!r}")
         return self
 
     def target(self, name: str) -> TargetConfig | None:
@@ -478,6 +529,9 @@ class Config(Strict):
 
     def source(self, name: str) -> DiscoveryConfig | None:
         return next((s for s in self.discovery if s.name == name), None)
+
+    def account_source(self, name: str) -> AccountSourceConfig | None:
+        return next((s for s in self.account_events if s.name == name), None)
 
 
 def policy_providers(sla_policies: Iterable[Any] = ()) -> dict[str, str]:

@@ -188,6 +188,63 @@ class DiscoverySource(CreatedMixin, Base):
     instances: Mapped[int] = mapped_column(Integer, default=0)  # seen by the last good sweep
 
 
+class AccountEventRecord(IdMixin, Base):
+    """What a provider told the account about its own doing (``monitor.account.model``), once
+    per provider key however often it was polled or pushed: its latest reading wins, and a
+    reading older than the stored one (an out-of-order delivery) changes nothing.
+
+    ``entities`` are the ids it names (instance ids, resource ids): it is scoped to the targets
+    whose ``external_id`` is among them, and to ``target`` (the target an agent or the API
+    reported it for); an event naming neither is scoped to its provider's targets in ``region``.
+    ``via`` is how the latest reading came (poll | push | agent); ``readings`` counts them all.
+    ``accepted`` marks maintenance the user scheduled or accepted (an acknowledged Scheduled
+    Event): an SLA policy that excludes maintenance excludes it too.
+    """
+
+    __tablename__ = "account_events"
+    __table_args__ = (
+        UniqueConstraint("provider", "key"),
+        Index("ix_account_events_window", "starts_at", "ends_at"),
+    )
+
+    provider: Mapped[str] = mapped_column(String(16))
+    source: Mapped[str] = mapped_column(String(100))
+    key: Mapped[str] = mapped_column(String(500))
+    kind: Mapped[str] = mapped_column(String(32))
+    status: Mapped[str] = mapped_column(String(16))
+    starts_at: Mapped[datetime | None]
+    ends_at: Mapped[datetime | None]
+    updated_at: Mapped[datetime | None]  # the provider's own last-update time
+    region: Mapped[str | None] = mapped_column(String(64))
+    service: Mapped[str | None] = mapped_column(String(100))
+    title: Mapped[str] = mapped_column(String(500), default="")
+    detail: Mapped[str] = mapped_column(Text, default="")
+    entities: Mapped[list[str]] = mapped_column(default=list)
+    target: Mapped[str | None] = mapped_column(String(200))
+    raw_type: Mapped[str] = mapped_column(String(200), default="")
+    via: Mapped[str] = mapped_column(String(16), default="poll")
+    readings: Mapped[int] = mapped_column(Integer, default=1)
+    accepted: Mapped[bool] = mapped_column(Boolean, default=False)
+    first_seen_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class AccountSource(CreatedMixin, Base):
+    """What slamon knows about polling one configured account event source: its checkpoint
+    (the latest provider update time a clean poll read) advances only after a clean poll."""
+
+    __tablename__ = "account_sources"
+
+    name: Mapped[str] = mapped_column(String(100), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    checkpoint: Mapped[datetime | None]
+    last_polled_at: Mapped[datetime | None]
+    last_success_at: Mapped[datetime | None]
+    consecutive_failures: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    events: Mapped[int] = mapped_column(Integer, default=0)  # read by the last clean poll
+
+
 class TargetState(Base):
     """The state machine's memory for one target, one series, as seen from one vantage
     (vantage ``*`` holds the quorum's verdict)."""

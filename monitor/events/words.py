@@ -22,6 +22,9 @@ FEED_BACK = "feed back"
 FLEET_CHANGED = "fleet changed"
 DISCOVERY_FAILING = "discovery failing"
 DISCOVERY_BACK = "discovery back"
+ACCOUNT_EVENT = "account event"  # a provider told the account something new about its doing
+EVENTS_FAILING = "events failing"  # an account event source cannot be read
+EVENTS_BACK = "events back"
 DATABASE_LOST = "database lost"
 DATABASE_BACK = "database back"
 BROKER_LOST = "broker lost"
@@ -44,6 +47,9 @@ WORDS = (
     FLEET_CHANGED,
     DISCOVERY_FAILING,
     DISCOVERY_BACK,
+    ACCOUNT_EVENT,
+    EVENTS_FAILING,
+    EVENTS_BACK,
     DATABASE_LOST,
     DATABASE_BACK,
     BROKER_LOST,
@@ -210,6 +216,28 @@ def fleet_changed_text(source: str, counts: Mapping[str, int], ends: Iterable[st
     named = list(ends)
     shown = ", ".join(named[:5]) + (f", +{len(named) - 5} more" if len(named) > 5 else "")
     return f"{source}: {', '.join(parts)}" + (f" ({shown})" if named else "")
+
+
+def account_event_text(
+    provider: str,
+    kind: str,
+    title: str,
+    starts_at: datetime | None,
+    targets: Iterable[str] = (),
+    *,
+    now: datetime,
+) -> str:
+    """``aws retirement from 2026-12-10 09:00:00Z on trainer-3: The instance is scheduled for
+    retirement``: what a provider told the account, and which targets it is about."""
+    when = f" from {clock(starts_at, now)}" if starts_at else ""
+    named = list(targets)
+    shown = ", ".join(named[:5]) + (f", +{len(named) - 5} more" if len(named) > 5 else "")
+    return f"{provider} {kind}{when}" + (f" on {shown}" if named else "") + f": {one_line(title)}"
+
+
+def polls_back_text(source: str, failures: int) -> str:
+    polls = "poll" if failures == 1 else "polls"
+    return f"{source} ({failures} failed {polls})"
 
 
 def discovery_back_text(source: str, failures: int) -> str:
