@@ -174,6 +174,21 @@ def _usable_matters(row: Target, change: TargetTransition, reachable_down: set[i
     return usable_matters(row.kind) and change.target_id not in reachable_down
 
 
+def on_account_events(
+    session: Session, config: Config, now: datetime, *, public_url: str | None = None
+) -> Applied:
+    """Alerts for what the providers told the account (``interruption_notice``,
+    ``scheduled_maintenance``, ``provider_event``), judged at once in the caller's transaction:
+    a push endpoint, a poll or an agent's notice does not wait for the next evaluation."""
+    signals = _account_signals(session, config, now)
+    return apply(session, signals, config, now, public_url=public_url)
+
+
+def _account_signals(session: Session, config: Config, now: datetime) -> list[Signal]:
+    """The account events' alerts (issue 31: the rules are being written)."""
+    return []
+
+
 # Rules whose every alert is re-judged on each evaluation: one that is firing but no longer
 # asserted (its incident resolved long ago or vanished, its feed or target removed) resolves.
 EVALUATED_RULES = (
