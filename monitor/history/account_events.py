@@ -3,8 +3,9 @@
 An event is scoped to the targets whose ``external_id`` (a discovered instance's id, or a
 configured target's ``instance_id``) is among the ids it names, compared without case (Azure's
 resource ids are case-insensitive), and to the target it was reported for (an agent's box); an
-event naming neither is scoped to its provider's targets in its region, and one naming none of
-these (a billing notice to the whole account) to no target.
+event naming neither is scoped to its provider's targets in its regions (a comma-separated list,
+compared without case or spaces), and one naming none of these (a billing notice to the whole
+account, a ``Global`` Service Health event) to no target.
 Its window is ``starts_at`` to ``ends_at`` (open while it has no end); an event with no start
 spans from when slamon first saw it.
 """
@@ -133,10 +134,21 @@ def scope(
         if reported_for:
             named.add(reported_for)
         return "targets", tuple(sorted(named))
-    if (region or "").lower() not in GLOBAL_REGIONS:
-        regional = [t.name for t in targets if t.provider == provider and t.region == region]
+    regions = {_region_name(part) for part in (region or "").split(",")} - GLOBAL_REGIONS
+    if regions:
+        regional = [
+            t.name
+            for t in targets
+            if t.provider == provider and t.region and _region_name(t.region) in regions
+        ]
         return "region", tuple(sorted(regional))
     return "account", ()
+
+
+def _region_name(name: str) -> str:
+    """A region's name as compared: without case or spaces, so Azure's ``East US`` (as Service
+    Health writes it) is the ``eastus`` a target is configured with."""
+    return "".join(name.split()).lower()
 
 
 def _targets(session: Session) -> list[_TargetRow]:

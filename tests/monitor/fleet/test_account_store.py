@@ -117,6 +117,21 @@ def test_an_event_is_scoped_by_ids_without_case_then_by_region_then_to_no_one(
     assert [v.key for v in account_events.events(session, target="east")] == ["r"]
 
 
+def test_a_service_health_event_of_several_regions_is_about_the_targets_in_each(
+    session: Session,
+) -> None:
+    target(session, "vm-east", provider="azure", region="eastus")
+    target(session, "vm-west", provider="azure", region="West Europe")
+    target(session, "vm-north", provider="azure", region="northeurope")
+    target(session, "aws-east", provider="aws", region="eastus")
+    several = replace(
+        RETIREMENT, provider="azure", key="TRK", entities=(), region="East US, West Europe"
+    )
+    record(session, [several], NOW)
+    [view] = account_events.events(session)
+    assert (view.scope, view.targets) == ("region", ("vm-east", "vm-west"))
+
+
 def test_an_agent_s_event_is_about_its_box_even_without_an_instance_id(session: Session) -> None:
     target(session, "laptop-gpu")
     notice = replace(RETIREMENT, key="aws:notice", kind="preemption", entities=())
