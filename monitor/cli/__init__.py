@@ -20,6 +20,7 @@ COMMANDS = {
     "beat": "monitor.cli.serve:beat",
     "config": "monitor.cli.config_cmd:config",
     "discover": "monitor.cli.discover_cmd:discover",
+    "events": "monitor.cli.events_cmd:events",
     "feeds": "monitor.cli.feeds_cmd:feeds",
     "grafana": "monitor.cli.grafana_cmd:grafana",
     "import": "monitor.cli.report_cmd:import_",

@@ -37,5 +37,6 @@ def check(file: Path | None) -> None:
     click.echo(
         f"{path}: ok ({len(loaded.providers)} providers, {len(loaded.targets)} targets, "
         f"{len(loaded.discovery)} discovery sources, "
+        f"{len(loaded.account_events)} account event sources, "
         f"{len(loaded.channels)} channels, {len(loaded.routes)} routes)"
     )

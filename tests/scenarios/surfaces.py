@@ -35,6 +35,7 @@ class Webhook:
     labels: dict[str, str]
     received_at: float
     url: str | None = None  # alert.url: slamon's page for what the alert is about
+    alert: dict[str, Any] = field(default_factory=dict)  # the message's whole ``alert`` object
 
 
 def when(text: object) -> datetime | None:
@@ -63,6 +64,7 @@ def webhooks(receiver: SignedWebhookReceiver) -> list[Webhook]:
                 labels=labels,
                 received_at=got.at,
                 url=alert.get("url") if isinstance(alert.get("url"), str) else None,
+                alert=alert,
             )
         )
     return found
