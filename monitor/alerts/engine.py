@@ -11,7 +11,7 @@ from typing import cast
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from monitor.alerts.channels.model import EXTRA_TYPES, AlertMessage, Event, Extra, Severity
+from monitor.alerts.channels.model import AlertMessage, Event, Extra, Severity, is_extra
 from monitor.alerts.links import alert_url
 from monitor.alerts.routing import route, silenced
 from monitor.alerts.rules import Signal
@@ -23,6 +23,10 @@ from monitor.history import incidents
 from monitor.sla.maintenance import in_maintenance
 
 NOTICE_RULES = frozenset({"monthly_report", "credit_claim_due"})
+# Told when they fire and reminded once (a signal's ``remind_at``), never re-notified: work a
+# provider announces two weeks ahead would otherwise be told again every ``renotify``.
+ANNOUNCED_RULES = frozenset({"scheduled_maintenance"})
+REMINDER_PREFIX = "Reminder: "
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,10 +76,14 @@ def _fire(session: Session, alert: Alert | None, signal: Signal, sweep: Sweep) -
         return _notice(session, alert, signal, sweep)
     if alert is not None and alert.state == "firing":
         alert.summary = signal.summary
+        if alert.suppressed:
+            return 0, 0
+        if _reminder_due(alert, signal, now):
+            return 0, _enqueue(session, alert, "firing", signal, sweep, reminder=True)
         due = alert.last_notified_at is None or now - alert.last_notified_at >= timedelta(
             seconds=config.alerts.renotify
         )
-        if due and not alert.suppressed:
+        if due and signal.rule not in ANNOUNCED_RULES:
             return 0, _enqueue(session, alert, "firing", signal, sweep, renotify=True)
         return 0, 0
     alert = alert or Alert(fingerprint=signal.fingerprint)
@@ -93,6 +101,15 @@ def _fire(session: Session, alert: Alert | None, signal: Signal, sweep: Sweep) -
     session.flush()
     emitting.alert_firing(session, alert.rule, alert.labels, alert.suppressed)
     return 1, 0 if alert.suppressed else _enqueue(session, alert, "firing", signal, sweep)
+
+
+def _reminder_due(alert: Alert, signal: Signal, now: datetime) -> bool:
+    """The signal's reminder is due (``remind_at`` has come) and nothing was sent since it
+    came: sent once, or again only when the provider moves the work and with it the moment."""
+    remind_at = signal.remind_at
+    if remind_at is None or now < remind_at:
+        return False
+    return alert.last_notified_at is None or alert.last_notified_at < remind_at
 
 
 def _notice(session: Session, alert: Alert | None, signal: Signal, sweep: Sweep) -> tuple[int, int]:
@@ -159,7 +176,10 @@ def _enqueue(
     signal: Signal,
     sweep: Sweep,
     renotify: bool = False,
+    reminder: bool = False,
 ) -> int:
+    """Queue ``event`` of ``alert`` to each channel its labels route to; a re-notification is
+    keyed by its moment, a reminder by the moment it was due (so it is queued once)."""
     config, now = sweep.config, sweep.now
     names = route(alert.labels, config.routes, [c.name for c in config.channels])
     if not names:
@@ -167,7 +187,9 @@ def _enqueue(
     channel_ids = _channel_ids(session, config, names)
     epoch = int(alert.started_at.timestamp())
     suffix = f":{int(now.timestamp())}" if renotify else ""
-    payload = message_of(alert, event, signal, sweep.public_url).to_json()
+    if reminder and signal.remind_at is not None:
+        suffix = f":reminder:{int(signal.remind_at.timestamp())}"
+    payload = message_of(alert, event, signal, sweep.public_url, reminder=reminder).to_json()
     rows = [
         {
             "alert_id": alert.id,
@@ -187,27 +209,38 @@ def _enqueue(
     return added
 
 
-def message_of(alert: Alert, event: str, signal: Signal, public_url: str | None) -> AlertMessage:
+def message_of(
+    alert: Alert, event: str, signal: Signal, public_url: str | None, *, reminder: bool = False
+) -> AlertMessage:
     """The message the outbox keeps for the sender (``AlertMessage.to_json`` in the row): the
-    alert as it stands, its link under ``public_url`` and the signal's details."""
+    alert as it stands, its link under ``public_url`` and the signal's details. A reminder of a
+    firing alert says so: its summary begins ``Reminder:`` and ``extra.reminder`` is true."""
+    extra = {key: extra_value(value) for key, value in signal.extra.items()}
+    summary = alert.summary
+    if reminder:
+        summary, extra["reminder"] = REMINDER_PREFIX + summary, True
     return AlertMessage(
         fingerprint=alert.fingerprint,
         rule=alert.rule,
         severity=cast(Severity, alert.severity),
         labels=dict(alert.labels),
-        summary=alert.summary,
+        summary=summary,
         started_at=alert.started_at,
         resolved_at=alert.resolved_at if event == "resolved" else None,
         event=cast(Event, event),
         url=alert_url(public_url, alert.labels),
-        extra={key: extra_value(value) for key, value in signal.extra.items()},
+        extra=extra,
     )
 
 
 def extra_value(value: object) -> Extra:
-    """A signal's detail as a message holds it: JSON scalars as they are, anything else
-    (a time, a list) as its text."""
-    return value if isinstance(value, EXTRA_TYPES) else str(value)
+    """A signal's detail as a message holds it: JSON scalars and lists of strings (the targets
+    an event names) as they are, anything else (a time) as its text."""
+    if is_extra(value):
+        return cast(Extra, value)
+    if isinstance(value, tuple) and all(isinstance(item, str) for item in value):
+        return list(value)
+    return str(value)
 
 
 def _channel_ids(session: Session, config: Config, names: list[str]) -> dict[str, int]:

@@ -7,10 +7,12 @@ into state changes and deliveries, so sending the same signal twice changes noth
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 
+from monitor.events.words import one_line
+from monitor.history.account_events import AccountEventView
 from monitor.probes.kind import UsableRule
 from monitor.probes.kinds import KINDS
 from monitor.probes.model import cause_text
@@ -32,6 +34,8 @@ class Signal:
     firing: bool
     at: datetime
     extra: dict[str, object] = field(default_factory=dict)
+    # while firing, a reminder is due from then: sent once (monitor/alerts/engine.py)
+    remind_at: datetime | None = None
 
 
 def fingerprint(rule: str, labels: dict[str, str]) -> str:
@@ -255,6 +259,160 @@ def from_vantage(vantage: VantageHealth, at: datetime) -> Signal:
         vantage.blind_since or at,
         {"last_agreed_at": agreed},
     )
+
+
+# What the providers tell the account (monitor/history/account_events.py reads it): a notice
+# that an instance is taken back, maintenance or a retirement ahead, an issue on the user's
+# targets. An event of the user's own doing (``user_initiated``) raises nothing.
+ACCOUNT_RULES = ("interruption_notice", "scheduled_maintenance", "provider_event")
+ACTIVE = frozenset({"upcoming", "open"})
+MAINTENANCE_KINDS = frozenset({"scheduled_maintenance", "retirement"})
+INTERRUPTION_GRACE = timedelta(minutes=10)  # a notice this long past its deadline is over
+KIND_WORDS = {"scheduled_maintenance": "scheduled maintenance", "retirement": "retirement"}
+NAMED_TARGETS = 5  # a summary names this many targets, then "and N more"
+WORDS_CHARS = 200  # the provider's words in a summary: their first line, cut here
+
+
+def from_account_event(
+    event: AccountEventView, targets: Sequence[TargetFacts], now: datetime, reminder: timedelta
+) -> list[Signal]:
+    """The alerts ``event`` raises about ``targets`` (the live targets it is about, in its
+    order): ``interruption_notice`` per target for a preemption, ``scheduled_maintenance`` for
+    maintenance or a retirement (reminding ``reminder`` before it starts), ``provider_event``
+    for an issue; nothing for an event about none of them or of the user's own doing."""
+    if not targets:
+        return []
+    if event.kind == "preemption":
+        return [from_interruption(event, target, now) for target in targets]
+    if event.kind in MAINTENANCE_KINDS:
+        return [from_maintenance(event, targets, now, reminder)]
+    if event.kind == "issue":
+        return [from_provider_event(event, targets, now)]
+    return []
+
+
+def from_interruption(event: AccountEventView, target: TargetFacts, now: datetime) -> Signal:
+    """``interruption_notice`` (critical): the provider takes ``target`` back at the event's
+    start, its deadline. Firing while the notice is upcoming or open and not
+    ``INTERRUPTION_GRACE`` past its deadline (a notice without one fires until it closes);
+    resolved once it is closed or that late. ``extra`` carries the ``deadline`` (ISO 8601 UTC,
+    or None) and the whole ``seconds_left`` at ``now`` (None without a deadline, 0 once past)."""
+    deadline = event.starts_at
+    facts = replace(target, provider=target.provider or event.provider)
+    labels = {**target_labels(facts), "kind": event.kind, "event": event.key}
+    identity = {"target": target.name, "provider": event.provider, "event": event.key}
+    left = None if deadline is None else max(0, int((deadline - now).total_seconds()))
+    late = deadline is not None and now >= deadline + INTERRUPTION_GRACE
+    what = f"{target.name}: {event.provider} {event.kind}"
+    if event.status in ACTIVE and not late:
+        firing, at = True, min(event.first_seen_at, now)
+        when = (
+            " (no deadline given)" if deadline is None else f" at {_utc(deadline)} ({left} s left)"
+        )
+        summary = what + when + _words(event)
+    elif event.status in ACTIVE and deadline is not None:
+        firing, at = False, deadline + INTERRUPTION_GRACE
+        summary = f"{what} at {_utc(deadline)} is past"
+    else:
+        firing, at, summary = False, _ended_at(event, now), f"{what} is over"
+    extra: dict[str, object] = {
+        "deadline": _iso(deadline),
+        "seconds_left": left,
+        "event_id": event.key,
+        "event_kind": event.kind,
+    }
+    rule = "interruption_notice"
+    return Signal(rule, fingerprint(rule, identity), "critical", labels, summary, firing, at, extra)
+
+
+def from_maintenance(
+    event: AccountEventView, targets: Sequence[TargetFacts], now: datetime, reminder: timedelta
+) -> Signal:
+    """``scheduled_maintenance`` (warning): the provider will take ``targets`` down for
+    maintenance, or retire them. Firing from when it is announced while it is upcoming or open,
+    with a reminder due ``reminder`` before it starts (``remind_at``, only while it has not
+    started); resolved once it is closed or its end has passed."""
+    labels = {"provider": event.provider, "event": event.key, "kind": event.kind}
+    if event.region:
+        labels["region"] = event.region
+    identity = {"provider": event.provider, "event": event.key}
+    names = [t.name for t in targets]
+    ended = event.ends_at is not None and event.ends_at <= now
+    what = f"{event.provider} {KIND_WORDS[event.kind]} of {_named(names)}"
+    remind_at = None
+    if event.status in ACTIVE and not ended:
+        firing, at = True, min(event.first_seen_at, now)
+        summary = what + _window(event) + _words(event)
+        if event.starts_at is not None and now < event.starts_at:
+            remind_at = event.starts_at - reminder
+    else:
+        firing, at, summary = False, _ended_at(event, now), f"{what} is over"
+    extra: dict[str, object] = {
+        "event_id": event.key,
+        "event_kind": event.kind,
+        "starts_at": _iso(event.starts_at),
+        "ends_at": _iso(event.ends_at),
+        "targets": names,
+    }
+    rule = "scheduled_maintenance"
+    return Signal(
+        rule, fingerprint(rule, identity), "warning", labels, summary, firing, at, extra, remind_at
+    )
+
+
+def from_provider_event(
+    event: AccountEventView, targets: Sequence[TargetFacts], now: datetime
+) -> Signal:
+    """``provider_event`` (warning): the provider tells the account of an issue on ``targets``.
+    Firing while it is upcoming or open, resolved once it is closed."""
+    labels = {"provider": event.provider, "event": event.key}
+    if event.region:
+        labels["region"] = event.region
+    identity = {"provider": event.provider, "event": event.key}
+    names = [t.name for t in targets]
+    what = f"{event.provider} issue on {_named(names)}"
+    if event.status in ACTIVE:
+        firing, at, summary = True, min(event.first_seen_at, now), what + _words(event)
+    else:
+        firing, at, summary = False, _ended_at(event, now), f"{what} is over"
+    extra: dict[str, object] = {"event_id": event.key, "service": event.service, "targets": names}
+    rule = "provider_event"
+    return Signal(rule, fingerprint(rule, identity), "warning", labels, summary, firing, at, extra)
+
+
+def _words(event: AccountEventView) -> str:
+    """``: `` and the provider's own words (the first line of its detail, else its title)."""
+    words = one_line(event.detail or event.title, WORDS_CHARS)
+    return f": {words}" if words else ""
+
+
+def _window(event: AccountEventView) -> str:
+    if event.starts_at is None:
+        return ""
+    until = f" until {_utc(event.ends_at)}" if event.ends_at else ""
+    return f" at {_utc(event.starts_at)}{until}"
+
+
+def _named(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:NAMED_TARGETS])
+    more = len(names) - NAMED_TARGETS
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+def _ended_at(event: AccountEventView, now: datetime) -> datetime:
+    """When a closed event ended as far as slamon can tell: its end, not before slamon first
+    saw it, not after ``now``."""
+    return min(max(event.ends_at or now, event.first_seen_at), now)
+
+
+def _utc(at: datetime) -> str:
+    """``2026-12-06 10:02:00Z``: a moment as a summary says it."""
+    return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def _iso(at: datetime | None) -> str | None:
+    """``2026-12-06T10:02:00Z``: a moment as a message's ``extra`` carries it."""
+    return None if at is None else at.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def announcement(report: MonthlyReport, now: datetime) -> Signal:

@@ -11,9 +11,12 @@ from sqlalchemy.orm import Session
 
 from monitor.alerts.engine import Applied, apply
 from monitor.alerts.rules import (
+    ACCOUNT_RULES,
+    ACTIVE,
     Signal,
     TargetFacts,
     fingerprint,
+    from_account_event,
     from_discovery,
     from_feed,
     from_incident,
@@ -35,7 +38,7 @@ from monitor.db.models import (
     TargetState,
 )
 from monitor.fleet.health import source_health
-from monitor.history import heartbeats, incidents, lifetimes, spans
+from monitor.history import account_events, heartbeats, incidents, lifetimes, spans
 from monitor.history.spans import REACHABLE, TargetSpans
 from monitor.probes.kinds import target_rules, usable_matters
 from monitor.probes.quorum import TargetTransition
@@ -185,8 +188,26 @@ def on_account_events(
 
 
 def _account_signals(session: Session, config: Config, now: datetime) -> list[Signal]:
-    """The account events' alerts (issue 31: the rules are being written)."""
-    return []
+    """The alerts of the account events that are upcoming or open, about the live targets they
+    name (``monitor.history.account_events`` scopes them), and of the closed ones whose alert
+    still fires (each resolves once). One that vanished resolves through ``_orphans``."""
+    live = {t.name: t for t in session.scalars(select(Target).where(Target.retired_at.is_(None)))}
+    current = account_events.events(session, kinds=ACCOUNT_KINDS, statuses=ACTIVE)
+    firing = {
+        (labels.get("provider"), labels.get("event"))
+        for labels in session.scalars(
+            select(Alert.labels).where(Alert.rule.in_(ACCOUNT_RULES), Alert.state == "firing")
+        )
+    }
+    if firing - {(e.provider, e.key) for e in current}:  # some event has closed
+        closed = account_events.events(session, kinds=ACCOUNT_KINDS, statuses=("closed",))
+        current += [e for e in closed if (e.provider, e.key) in firing]
+    reminder = timedelta(seconds=config.alerts.maintenance_reminder)
+    signals = []
+    for event in current:
+        targets = [_facts(live[name]) for name in event.targets if name in live]
+        signals += from_account_event(event, targets, now, reminder)
+    return signals
 
 
 # Rules whose every alert is re-judged on each evaluation: one that is firing but no longer
@@ -199,17 +220,23 @@ EVALUATED_RULES = (
     "vantage_blind",
     "training_slowdown",
     "discovery_failing",
+    *ACCOUNT_RULES,
 )
+# The account events' kinds that raise an alert (``user_initiated`` is the user's own doing).
+ACCOUNT_KINDS = ("preemption", "scheduled_maintenance", "retirement", "issue")
+# Alerts about one target (besides the target's own series' rules): resolved once it is retired.
+TARGET_EVENT_RULES = ("interruption_notice",)
 
 
 def evaluate(
     session: Session, config: Config, now: datetime, *, public_url: str | None = None
 ) -> Applied:
     """Provider incidents (open ones fire, closed ones resolve), stale feeds, SLA burn/breach,
-    blind vantages; and resolves for every firing alert whose cause is gone. The messages link
-    under ``public_url``."""
+    blind vantages, the account events' alerts; and resolves for every firing alert whose cause
+    is gone. The messages link under ``public_url``."""
     signals = [
         *_incident_signals(session, now),
+        *_account_signals(session, config, now),
         *_feed_signals(session, config, now),
         *_sla_signals(session, config, now),
         *_vantage_signals(session, now),
@@ -228,17 +255,18 @@ def _orphans(session: Session, signals: Sequence[Signal], now: datetime) -> list
     are never swallowed, however late slamon learns of them."""
     asserted = {s.fingerprint for s in signals}
     live = set(session.scalars(select(Target.name).where(Target.retired_at.is_(None))))
+    about_targets = (*target_rules(), *TARGET_EVENT_RULES)
     firing = session.scalars(
         select(Alert).where(
-            Alert.state == "firing", Alert.rule.in_((*EVALUATED_RULES, *target_rules()))
+            Alert.state == "firing", Alert.rule.in_((*EVALUATED_RULES, *about_targets))
         )
     )
     orphans = []
     for alert in firing:
-        if alert.rule in EVALUATED_RULES and alert.fingerprint not in asserted:
-            why = "no longer reported"
-        elif alert.rule in target_rules() and alert.labels.get("target") not in live:
+        if alert.rule in about_targets and alert.labels.get("target") not in live:
             why = "target retired"
+        elif alert.rule in EVALUATED_RULES and alert.fingerprint not in asserted:
+            why = "no longer reported"
         else:
             continue
         summary = f"{alert.summary} — resolved: {why}"

@@ -18,10 +18,20 @@ Event = Literal["firing", "resolved"]
 SEVERITIES: tuple[str, ...] = get_args(Severity)
 EVENTS: tuple[str, ...] = get_args(Event)
 
-Extra = str | int | float | bool | None
-"""What a value of ``AlertMessage.extra`` may be: a JSON scalar. A float may be infinite (a
-burn rate on a 100 % target): see ``AlertMessage.to_json``."""
-EXTRA_TYPES = (str, int, float, bool, type(None))
+Extra = str | int | float | bool | None | list[str]
+"""What a value of ``AlertMessage.extra`` may be: a JSON scalar, or a list of strings (the
+targets an account event names). A float may be infinite (a burn rate on a 100 % target): see
+``AlertMessage.to_json``."""
+EXTRA_TYPES = (str, int, float, bool, type(None))  # the scalars
+
+
+def is_extra(value: object) -> bool:
+    """Whether ``value`` may be a value of ``AlertMessage.extra`` (see ``Extra``)."""
+    if isinstance(value, list):
+        return all(isinstance(item, str) for item in value)
+    return isinstance(value, EXTRA_TYPES)
+
+
 NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 NON_FINITE_TAG = "non_finite"  # {"non_finite": "inf"}: how the outbox stores what JSON cannot
 
@@ -33,8 +43,9 @@ class AlertMessage:
     ``labels`` name what is affected (``provider``, ``region``, ``pool``, ``target``…). Times are
     timezone-aware. ``resolved_at`` is None while ``event`` is ``"firing"`` and set once it is
     ``"resolved"``. ``url`` links back to slamon (None without ``SLAMON_PUBLIC_URL``); ``extra``
-    holds rule-specific details (burn rates, incident ids…) as JSON scalars (``Extra``) that
-    channels with room for them pass on. Raises ValueError when inconsistent.
+    holds rule-specific details (burn rates, incident ids, an event's targets…) as JSON scalars
+    or lists of strings (``Extra``) that channels with room for them pass on. Raises ValueError
+    when inconsistent.
     """
 
     fingerprint: str
@@ -99,16 +110,18 @@ class AlertMessage:
 def _stored(value: Extra) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return {NON_FINITE_TAG: "nan" if math.isnan(value) else "inf" if value > 0 else "-inf"}
-    return value
+    return list(value) if isinstance(value, list) else value
 
 
 def _loaded(key: str, value: Any) -> Extra:
     tagged = isinstance(value, dict) and set(value) == {NON_FINITE_TAG}
     if tagged and value[NON_FINITE_TAG] in NON_FINITE:
         return NON_FINITE[value[NON_FINITE_TAG]]
-    if isinstance(value, EXTRA_TYPES):
-        return value
-    raise ValueError(f"AlertMessage JSON: extra {key!r} is not a JSON scalar: {value!r}")
+    if is_extra(value):
+        return list(value) if isinstance(value, list) else cast(Extra, value)
+    raise ValueError(
+        f"AlertMessage JSON: extra {key!r} is not a JSON scalar or a list of strings: {value!r}"
+    )
 
 
 def _text(document: Mapping[str, Any], key: str) -> str:
@@ -154,9 +167,11 @@ def _problems(message: AlertMessage) -> list[str]:
     moments = [message.started_at, message.resolved_at]
     if any(m is not None and m.utcoffset() is None for m in moments):
         problems.append("times must be timezone-aware")
-    odd = sorted(k for k, v in message.extra.items() if not isinstance(v, EXTRA_TYPES))
+    odd = sorted(k for k, v in message.extra.items() if not is_extra(v))
     if odd:
-        problems.append(f"extra values must be strings, numbers, booleans or null: {odd}")
+        problems.append(
+            f"extra values must be strings, numbers, booleans, null or lists of strings: {odd}"
+        )
     return problems
 
 
