@@ -152,9 +152,16 @@ def _muted(session: Session, signal: Signal, config: Config, now: datetime) -> b
     api_silences = [
         SilenceConfig(match=s.matchers, start=s.starts_at, end=s.ends_at) for s in stored
     ]
-    return silenced(signal.labels, [*config.silences, *api_silences], now) or in_maintenance(
+    matched = matchable(signal.labels, signal.rule, signal.severity)
+    return silenced(matched, [*config.silences, *api_silences], now) or in_maintenance(
         signal.labels, config.maintenance, now
     )
+
+
+def matchable(labels: dict[str, str], rule: str, severity: str) -> dict[str, str]:
+    """What a route's or a silence's ``match`` is compared with: the alert's labels, and its
+    ``rule`` and ``severity`` (``match: {severity: critical}`` pages on every critical alert)."""
+    return {**labels, "rule": rule, "severity": severity}
 
 
 def _incident_group(session: Session, signal: Signal, config: Config) -> str | None:
@@ -181,7 +188,8 @@ def _enqueue(
     """Queue ``event`` of ``alert`` to each channel its labels route to; a re-notification is
     keyed by its moment, a reminder by the moment it was due (so it is queued once)."""
     config, now = sweep.config, sweep.now
-    names = route(alert.labels, config.routes, [c.name for c in config.channels])
+    matched = matchable(alert.labels, alert.rule, alert.severity)
+    names = route(matched, config.routes, [c.name for c in config.channels])
     if not names:
         return 0
     channel_ids = _channel_ids(session, config, names)

@@ -82,3 +82,37 @@ maintenance:
     applied = apply(session, [signal(target="gpu-a"), signal(target="gpu-b")], muted, NOW)
     assert (applied.changed, applied.deliveries) == (2, 0)
     assert all(a.suppressed for a in session.scalars(select(Alert)))
+
+
+def test_routes_and_silences_match_a_real_rule_s_severity_and_name(session: Session) -> None:
+    """The rules put neither ``severity`` nor ``rule`` in their labels: a route or a silence
+    on them matches the alert's own fields (DESIGN.md's ``match: {severity: critical}``)."""
+    from monitor.alerts.rules import TargetFacts, from_feed, from_transition
+    from monitor.db.models import Channel
+
+    config = parse_config(
+        """
+channels:
+  - {name: pager, kind: webhook, url: "https://hooks.example/pager"}
+  - {name: chat, kind: webhook, url: "https://hooks.example/chat"}
+routes:
+  - {match: {severity: critical}, channels: [pager]}
+  - {match: {rule: feed_stale}, channels: [chat]}
+silences:
+  - {match: {rule: feed_stale, provider: gcp}, end: "2027-01-01T00:00:00Z"}
+"""
+    )
+    box = TargetFacts("gpu-z", "http", "aws", "us-east-1", None, None)
+    [down] = from_transition(box, "reachable", "down", "up", NOW)
+    stale = from_feed("aws", "https://status.aws.amazon.com/rss", True, NOW, "HTTP 503")
+    muted = from_feed("gcp", "https://status.cloud.google.com/feed", True, NOW, "HTTP 503")
+    assert "severity" not in down.labels
+    assert "rule" not in stale.labels
+    apply(session, [down, stale, muted], config, NOW)
+    sent = session.execute(
+        select(Alert.rule, Alert.labels, Channel.name)
+        .join(Delivery, Delivery.alert_id == Alert.id)
+        .join(Channel, Channel.id == Delivery.channel_id)
+    ).all()
+    routed = sorted((rule, labels.get("provider"), channel) for rule, labels, channel in sent)
+    assert routed == [("feed_stale", "aws", "chat"), ("target_down", "aws", "pager")]
