@@ -14,6 +14,7 @@ from functools import lru_cache
 from statistics import median
 from typing import Any
 
+from monitor.reports import evidence
 from monitor.reports.causes import EventIndex, IncidentFact, OutageFact, classify
 from monitor.reports.inputs import IncidentInput, ReportInputs, TargetInput
 from monitor.reports.model import (
@@ -131,6 +132,7 @@ def _target_report(
     unknown = period - total(_known(target))
     reach, usable = _spans(target, "reachable"), _spans(target, "usable")
     counted = _counted(target, policy, region_spans)
+    excluded = evidence.exclusions(reach, target.maintenance, target.events, lifetime.end, policy)
     uptime = uptime_pct(counted, period, unknown)
     credit = credit_pct(uptime, policy) if policy and uptime is not None else 0.0
     hours_lost = _seconds(usable or reach) / HOUR
@@ -174,6 +176,7 @@ def _target_report(
         list_price_per_million=per_million(target.hourly_price, rate * HOUR) if rate else None,
         effective_price_per_million=per_million(spend, work) if target.work_unit else None,
         observed_uptime_pct=observed_uptime_pct(period - unknown, total(reach)),
+        exclusions=tuple(excluded),
     )
 
 
@@ -193,18 +196,29 @@ def _counted(
     policy: SlaPolicy | None,
     region_spans: Mapping[tuple[str | None, str | None], list[Span]],
 ) -> timedelta:
-    """Downtime as the target's policy counts it (no policy: observed minus maintenance)."""
+    """Downtime as the target's policy counts it (no policy: observed minus maintenance and
+    the provider's record of the user's own doing). Under a region policy the provider's
+    record was already weighed per instance (``_region_downtime``)."""
     assert target.lifetime is not None
     spans = _spans(target, "reachable")
     if policy is not None and policy.scope == "region":
         spans = region_spans.get((target.provider, target.region), [])
+        return sla_downtime(spans, list(target.maintenance), target.lifetime, policy)
+    maintenance, user_initiated = _on_record(target)
     if policy is None:
-        return total(
-            subtract(
-                clip(spans, target.lifetime.start, target.lifetime.end), list(target.maintenance)
-            )
-        )
-    return sla_downtime(spans, list(target.maintenance), target.lifetime, policy)
+        lifetime = clip(spans, target.lifetime.start, target.lifetime.end)
+        return total(subtract(lifetime, [*maintenance, *user_initiated]))
+    return sla_downtime(spans, maintenance, target.lifetime, policy, user_initiated)
+
+
+def _on_record(target: TargetInput) -> tuple[list[Span], list[Span]]:
+    """The target's maintenance (configured windows and the provider's maintenance the user
+    accepted) and the provider's record of the user's own doing, before any policy."""
+    assert target.lifetime is not None
+    until = target.lifetime.end
+    accepted = evidence.windows(target.events, until, "accepted_maintenance")
+    user_initiated = evidence.windows(target.events, until, "user_initiated")
+    return [*target.maintenance, *accepted], user_initiated
 
 
 def _region_downtime(
@@ -221,7 +235,13 @@ def _region_downtime(
     for key, members in groups.items():
         zones: dict[str, list[list[Span]]] = defaultdict(list)
         for member in members:
-            zones[member.zone or member.name].append(_spans(member, "reachable"))
+            # an instance down by the user's own doing, or in maintenance the user accepted,
+            # does not make its zone down where its policy leaves that time out
+            assert member.lifetime is not None
+            own = evidence.excluded_spans(
+                member.events, member.lifetime.end, policies[member.sla or ""]
+            )
+            zones[member.zone or member.name].append(subtract(_spans(member, "reachable"), own))
         zone_down = {zone: at_least(len(spans), spans) for zone, spans in zones.items()}
         # None: every zone holding our instances must be down (GCP multi-zone, Azure zones)
         min_zones = policies[members[0].sla or ""].region_min_zones
@@ -245,8 +265,13 @@ def _evidence(
     watched: int,
     providers: int,
 ) -> list[OutageRow]:
-    """Each outage as a claim would cite it, counted only where we were watching."""
+    """Each outage as a claim would cite it, counted only where we were watching, with the
+    account events that overlap it as the provider's record of it."""
+    assert target.lifetime is not None
     reach, known = _spans(target, "reachable"), _known(target)
+    maintenance, user_initiated = _on_record(target)
+    on_record = evidence.excluded_spans(target.events, target.lifetime.end, policy)
+    taken = list(target.maintenance) if evidence.excludes(policy, "accepted_maintenance") else []
     rows = []
     for k, (series, raw, is_open) in enumerate(target.outages):
         seen = intersect([raw], known)
@@ -260,7 +285,9 @@ def _evidence(
         )
         outside = subtract(seen, list(target.maintenance))
         counted = (
-            sla_downtime(seen, list(target.maintenance), span, policy) if policy else total(outside)
+            sla_downtime(seen, maintenance, span, policy, user_initiated)
+            if policy
+            else total(subtract(seen, [*maintenance, *user_initiated]))
         )
         reachable_down = series == "usable" and _overlaps_any(span, reach)
         cause = classify(fact, facts.around(fact), incidents, watched, providers, reachable_down)
@@ -276,6 +303,8 @@ def _evidence(
                 cause=cause,
                 series=series,
                 excluded_by_maintenance_s=_seconds(seen) - _seconds(outside),
+                evidence=evidence.evidence(span, target.events),
+                excluded_by_events_s=_seconds(subtract(intersect(seen, on_record), taken)),
             )
         )
     return rows
@@ -328,6 +357,13 @@ def _provider(
     )
     lags = [_lag(i, [t for t, _ in rows]) for i in incidents]
     first_outage = min((o.start for _, r in rows for o in r.outages), default=None)
+    counted_outages = (
+        (o.sla_counted_s, o.evidence)
+        for _, r in rows
+        if r.credit_pct > 0
+        for o in r.outages
+        if o.series == "reachable"
+    )
     return ProviderReport(
         slug=slug,
         name=inputs.provider_names.get(slug, slug),
@@ -357,6 +393,7 @@ def _provider(
         gpu_hours_lost=lost,
         effective_price_per_gpu_hour=spend / (gpu_hours - lost) if gpu_hours - lost > 0 else None,
         **_provider_work([r for _, r in rows]),
+        claim_event_ids=evidence.claim_event_ids(slug, counted_outages) if credit > 0 else (),
     )
 
 
@@ -581,6 +618,12 @@ def _accounting(
         "observed_downtime": "reachable-series outage intervals confirmed by slamon's probes",
         "acknowledged_downtime": "relevant provider incidents (not maintenance), start to resolve",
         "provider_ledgers": "wall-clock union over the provider's targets; uptime fleet-weighted",
+        "account_events": (
+            "an account event about a target whose window overlaps an outage is its evidence; "
+            "its overlap with the outage is left out of SLA downtime where the policy says: "
+            "user_initiated under exclude_user_initiated, scheduled_maintenance the user "
+            "accepted under exclude_maintenance; each second once"
+        ),
         "training_impact": "usable-series downtime x GPUs (GPU-hours) and x hourly price (money)",
         "interruption_ledger": (
             f"(preempted + provider ends) per {PER_HOURS:g} instance-hours, exact "

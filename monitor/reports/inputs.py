@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from monitor.config.models import Config
 from monitor.db.models import Provider, Target
-from monitor.history import heartbeats, ledger, lifetimes, maintenance, spans
+from monitor.history import account_events, heartbeats, ledger, lifetimes, maintenance, spans
 from monitor.history.incidents import ProviderIncident, relevant_in
 from monitor.history.spans import TargetSpans
 from monitor.sla.interruptions import LedgerLine
@@ -19,6 +19,23 @@ from monitor.sla.intervals import Span
 from monitor.sla.months import month_bounds
 
 IncidentInput = ProviderIncident  # the report's name for a provider incident in its period
+
+
+@dataclass(frozen=True, slots=True)
+class AccountEventInput:
+    """An account event about a target, as the report weighs it: evidence for the outages its
+    window overlaps, and an exclusion where it is the user's own doing (``user_initiated``) or
+    maintenance the user scheduled or accepted."""
+
+    event_id: str  # the provider's key
+    provider: str
+    kind: str
+    source: str
+    title: str
+    detail: str
+    start: datetime
+    end: datetime | None  # None: still open
+    accepted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +62,8 @@ class TargetInput:
     # what the probes stored as each outage's cause (aligned with ``outages``; a usable
     # outage's: gpu_hardware, stalled_step or both joined by "+"), None where none was stored
     causes: tuple[str | None, ...] = ()
+    # the account events about it whose window overlaps the period, earliest first
+    events: tuple[AccountEventInput, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +98,7 @@ def gather(session: Session, month: str, now: datetime, config: Config) -> Repor
     rule = config.alerts.slowdown_rule
     series = heartbeats.around(session, ids, period, lead=rule.span)
     stored = maintenance.stored_in(session, period)
+    told = account_events.by_target(account_events.events(session, period=period))
     targets = tuple(
         _target(
             a,
@@ -87,6 +107,7 @@ def gather(session: Session, month: str, now: datetime, config: Config) -> Repor
             series.get(a.target.id, heartbeats.Throughput()),
             heartbeats.slow_in(series.get(a.target.id, heartbeats.Throughput()), period, now, rule),
             period,
+            told.get(a.target.name, []),
         )
         for a in alive
     )
@@ -122,6 +143,7 @@ def _target(
     work: heartbeats.Throughput,
     slow: tuple[Span, ...],
     period: Span,
+    events: list[account_events.AccountEventView],
 ) -> TargetInput:
     """One target's inputs (an unwatched open outage stays in: the assembly counts outages
     only where the target was observed)."""
@@ -145,4 +167,19 @@ def _target(
         work_unit=work.unit,
         work_gap_s=_grace(row),
         slow=slow,
+        events=tuple(sorted((_event(e) for e in events), key=lambda e: (e.start, e.event_id))),
+    )
+
+
+def _event(view: account_events.AccountEventView) -> AccountEventInput:
+    return AccountEventInput(
+        event_id=view.key,
+        provider=view.provider,
+        kind=view.kind,
+        source=view.source,
+        title=view.title,
+        detail=view.detail,
+        start=view.start,
+        end=view.ends_at,
+        accepted=view.accepted,
     )

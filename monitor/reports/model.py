@@ -12,6 +12,35 @@ from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
+class EvidenceRow:
+    """An account event about an outage's target whose window overlaps the outage: the
+    provider's own record of it (``monitor/history/account_events.py``)."""
+
+    event_id: str  # the provider's key: an AWS Health event ARN, an Azure status id …
+    provider: str
+    kind: str  # scheduled_maintenance | retirement | preemption | issue | user_initiated
+    source: str  # the account event source: aws_health, ec2_events, azure_resource_health …
+    title: str  # the provider's words
+    detail: str
+    start: datetime
+    end: datetime | None  # None: still open
+
+
+@dataclass(frozen=True, slots=True)
+class ExclusionRow:
+    """Downtime the target's SLA policy leaves out on the provider's record: the part of an
+    outage inside an account event's window, each second under one event only (the first to
+    start), and none already inside a configured maintenance window the policy excludes."""
+
+    start: datetime
+    end: datetime
+    seconds: float
+    reason: str  # user_initiated | accepted_maintenance
+    event_id: str
+    provider_words: str  # the event's title and detail
+
+
+@dataclass(frozen=True, slots=True)
 class OutageRow:
     """One outage as evidence: when, how long, what the policy counted, and why."""
 
@@ -23,7 +52,11 @@ class OutageRow:
     # gpu_hardware+stalled_step | vantage | unknown
     cause: str
     series: str = "reachable"
-    excluded_by_maintenance_s: float = 0.0
+    excluded_by_maintenance_s: float = 0.0  # inside a configured maintenance window
+    # the account events about the target that overlap it (the provider's own record), and
+    # the time the policy leaves out on that record (user-initiated, accepted maintenance)
+    evidence: tuple[EvidenceRow, ...] = ()
+    excluded_by_events_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +92,8 @@ class TargetReport:
     # what was seen, before any policy: 100 x (1 - downtime_s / observed_s); None without data.
     # /metrics, /api/v1/sla, the status page and the dashboards show this figure per target.
     observed_uptime_pct: float | None = None
+    # the time the policy left out of sla_downtime_s on the provider's record, and why
+    exclusions: tuple[ExclusionRow, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +143,9 @@ class ProviderReport:
     # the stability leg for spot capacity: preemptions and provider ends of this provider's spot
     # instances per 1,000 instance-hours (the ledger's spot lines together); None: none observed
     spot_interruptions_per_1000h: float | None = None
+    # the claim's evidence on the provider's record: the ids of this provider's account events
+    # about the outages the credit counts (of targets owed a credit); empty without a credit
+    claim_event_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from fractions import Fraction
 
-from monitor.sla.intervals import Span, at_least, clip, subtract, total
+from monitor.sla.intervals import Span, at_least, clip, merge, subtract, total
 from monitor.sla.months import add_months
 from monitor.sla.policy import SlaPolicy
 
@@ -25,15 +25,22 @@ _HOUR_S = 3600.0
 
 
 def sla_downtime(
-    outages: Sequence[Span], maintenance: Sequence[Span], period: Span, policy: SlaPolicy
+    outages: Sequence[Span],
+    maintenance: Sequence[Span],
+    period: Span,
+    policy: SlaPolicy,
+    user_initiated: Sequence[Span] = (),
 ) -> timedelta:
     """The downtime ``policy`` counts in ``period``.
 
     Steps: clip the outages to the period and merge overlaps (one downtime period per merged
-    span); subtract maintenance when the policy excludes it (windows are merged first, so two
-    overlapping windows never remove the same time twice); then measure each remaining downtime
-    period on its own: one shorter than ``min_downtime_s`` counts nothing, and under
-    ``"whole_minutes"`` only its whole minutes count (floored per period).
+    span); subtract what the policy excludes: ``maintenance`` (configured windows and the
+    provider's maintenance the user accepted) under ``exclude_maintenance``, ``user_initiated``
+    (the provider's record of the user's own doing) under ``exclude_user_initiated``; all of
+    them are merged first, so two overlapping windows never remove the same time twice; then
+    measure each remaining downtime period on its own: one shorter than ``min_downtime_s``
+    counts nothing, and under ``"whole_minutes"`` only its whole minutes count (floored per
+    period).
 
     Per-period flooring is our reading of Google's "Downtime Period: one or more consecutive
     minutes of Downtime; partial minutes … not counted": a 90-second outage counts one minute,
@@ -42,9 +49,18 @@ def sla_downtime(
     outage count 0 or 1 minute depending on its start second.
     """
     spans = clip(outages, period.start, period.end)
-    if policy.exclude_maintenance:
-        spans = subtract(spans, maintenance)
+    spans = subtract(spans, excluded(policy, maintenance, user_initiated))
     return sum((_measured(span.duration, policy) for span in spans), timedelta(0))
+
+
+def excluded(
+    policy: SlaPolicy, maintenance: Sequence[Span], user_initiated: Sequence[Span] = ()
+) -> list[Span]:
+    """The time ``policy`` leaves out of downtime, merged: ``maintenance`` when it excludes
+    maintenance, ``user_initiated`` when it excludes the user's own doing."""
+    spans = [*(maintenance if policy.exclude_maintenance else ())]
+    spans.extend(user_initiated if policy.exclude_user_initiated else ())
+    return merge(spans)
 
 
 def _measured(downtime: timedelta, policy: SlaPolicy) -> timedelta:

@@ -90,6 +90,12 @@ class SlaPolicy:
     ``min_downtime_s``: a downtime period shorter than this is not counted (0 counts all).
     ``tiers`` are kept sorted by ``below_pct``, highest first. ``claim_deadline`` is ``None``
     when the terms state no claim window.
+
+    Exclusions: ``exclude_maintenance`` leaves out planned maintenance, the windows in config
+    and the provider's own maintenance the user scheduled or accepted (an accepted
+    ``scheduled_maintenance`` account event); ``exclude_user_initiated`` leaves out downtime
+    the provider's record marks as the user's own doing (a ``user_initiated`` account event:
+    a restart, a resize, a stop).
     """
 
     name: str
@@ -105,6 +111,7 @@ class SlaPolicy:
     claim_deadline: ClaimRule | None
     source_url: str | None
     terms_date: date | None
+    exclude_user_initiated: bool = True
 
     def __post_init__(self) -> None:
         for field in ("name", "provider", "title"):
@@ -157,6 +164,7 @@ class SlaPolicy:
             "min_downtime_s": self.min_downtime_s,
             "region_min_zones": self.region_min_zones,
             "exclude_maintenance": self.exclude_maintenance,
+            "exclude_user_initiated": self.exclude_user_initiated,
             "tiers": [{"below_pct": t.below_pct, "credit_pct": t.credit_pct} for t in self.tiers],
             "claim_deadline": None if self.claim_deadline is None else str(self.claim_deadline),
             "source_url": self.source_url,

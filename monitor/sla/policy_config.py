@@ -28,6 +28,7 @@ _DEFAULTS: Mapping[str, Any] = MappingProxyType(
         "min_downtime_s": 0,
         "region_min_zones": None,
         "exclude_maintenance": True,
+        "exclude_user_initiated": True,
         "tiers": [],
         "claim_deadline": None,
         "source_url": None,
@@ -41,9 +42,10 @@ def policy_from_config(raw: Mapping[str, Any]) -> SlaPolicy:
 
     Required: ``name``, ``provider``, ``target_pct``. Optional, with defaults: ``title`` (the
     name), ``scope`` ("instance"), ``measurement`` ("continuous"), ``min_downtime_s`` (0),
-    ``region_min_zones`` (null = all zones), ``exclude_maintenance`` (true), ``tiers`` (a list
-    of ``{below_pct, credit_pct}``), ``claim_deadline`` (e.g. "days_after_period:30"),
-    ``source_url``, ``terms_date`` (YYYY-MM-DD).
+    ``region_min_zones`` (null = all zones), ``exclude_maintenance`` (true),
+    ``exclude_user_initiated`` (true), ``tiers`` (a list of ``{below_pct, credit_pct}``),
+    ``claim_deadline`` (e.g. "days_after_period:30"), ``source_url``, ``terms_date``
+    (YYYY-MM-DD).
 
     Raises ``ValueError`` whose message starts with the policy and the field at fault, e.g.
     ``sla policy 'lambda-h100': target_pct: must be a number, got '99.9%'``.
@@ -76,6 +78,7 @@ def _build(raw: Mapping[str, Any]) -> SlaPolicy:
         min_downtime_s=_number(values, "min_downtime_s"),
         region_min_zones=_optional_int(values, "region_min_zones"),
         exclude_maintenance=_flag(values, "exclude_maintenance"),
+        exclude_user_initiated=_flag(values, "exclude_user_initiated"),
         tiers=_tiers(values["tiers"]),
         claim_deadline=_claim(values["claim_deadline"]),
         source_url=None if values["source_url"] is None else _text(values, "source_url"),

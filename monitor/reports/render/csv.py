@@ -11,8 +11,14 @@ section    columns
 report     month, period_start, period_end, generated_at, policy_hash
 provider   every :class:`ProviderReport` field (slug, name, sla, target_pct, uptime_pct,
            credit_pct, credit_amount, claim_deadline, the three ledgers, …, rank)
-target     every :class:`TargetReport` field except ``outages``
-outage     target (the target's name), then every :class:`OutageRow` field
+target     every :class:`TargetReport` field except ``outages`` and ``exclusions``
+outage     target (the target's name), then every :class:`OutageRow` field except
+           ``evidence``
+evidence   target, outage (the outage's number among the target's outage rows, from 1),
+           then every :class:`EvidenceRow` field: the account events that are the provider's
+           record of that outage
+exclusion  target, then every :class:`ExclusionRow` field: the downtime the target's policy
+           left out on the provider's record, and why
 pool       every :class:`PoolReport` field
 incident   every :class:`IncidentRow` field (``regions`` joined with ``;``)
 note       text
@@ -41,6 +47,8 @@ from datetime import datetime
 from typing import Any
 
 from monitor.reports.model import (
+    EvidenceRow,
+    ExclusionRow,
     IncidentRow,
     LedgerRow,
     MonthlyReport,
@@ -56,6 +64,9 @@ from monitor.sla.times import parse_aware
 CONTENT_TYPE = "text/csv; charset=utf-8"
 REPORT_COLUMNS = ("month", "period_start", "period_end", "generated_at", "policy_hash")
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "'")
+# fields holding rows of their own, written as sections of their own
+TARGET_NESTED = frozenset({"outages", "exclusions"})
+OUTAGE_NESTED = frozenset({"evidence"})
 
 Row = list[str]
 
@@ -98,11 +109,24 @@ def parse(data: bytes) -> MonthlyReport:
 def _blocks(report: MonthlyReport) -> Iterator[list[Row]]:
     yield _block("report", REPORT_COLUMNS, [[_cell(getattr(report, c)) for c in REPORT_COLUMNS]])
     yield _dataclass_block("provider", ProviderReport, report.providers)
-    yield _dataclass_block("target", TargetReport, report.targets, skip="outages")
+    yield _dataclass_block("target", TargetReport, report.targets, skip=TARGET_NESTED)
     outage_rows = [
-        [_cell(t.name), *_cells(o, OutageRow)] for t in report.targets for o in t.outages
+        [_cell(t.name), *_cells(o, OutageRow, OUTAGE_NESTED)]
+        for t in report.targets
+        for o in t.outages
     ]
-    yield _block("outage", ("target", *_names(OutageRow)), outage_rows)
+    yield _block("outage", ("target", *_names(OutageRow, OUTAGE_NESTED)), outage_rows)
+    evidence_rows = [
+        [_cell(t.name), str(n), *_cells(e, EvidenceRow)]
+        for t in report.targets
+        for n, o in enumerate(t.outages, start=1)
+        for e in o.evidence
+    ]
+    yield _block("evidence", ("target", "outage", *_names(EvidenceRow)), evidence_rows)
+    exclusion_rows = [
+        [_cell(t.name), *_cells(x, ExclusionRow)] for t in report.targets for x in t.exclusions
+    ]
+    yield _block("exclusion", ("target", *_names(ExclusionRow)), exclusion_rows)
     yield _dataclass_block("pool", PoolReport, report.pools)
     yield _dataclass_block("incident", IncidentRow, report.incidents)
     yield _block("note", ("text",), [[_cell(n)] for n in report.notes])
@@ -117,16 +141,16 @@ def _block(section: str, columns: Sequence[str], rows: Iterable[Row]) -> list[Ro
 
 
 def _dataclass_block(
-    section: str, cls: type[Any], items: Iterable[Any], skip: str = ""
+    section: str, cls: type[Any], items: Iterable[Any], skip: frozenset[str] = frozenset()
 ) -> list[Row]:
     return _block(section, _names(cls, skip), [_cells(i, cls, skip) for i in items])
 
 
-def _names(cls: type[Any], skip: str = "") -> tuple[str, ...]:
-    return tuple(name for name, _ in hints(cls) if name != skip)
+def _names(cls: type[Any], skip: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    return tuple(name for name, _ in hints(cls) if name not in skip)
 
 
-def _cells(item: Any, cls: type[Any], skip: str = "") -> Row:
+def _cells(item: Any, cls: type[Any], skip: frozenset[str] = frozenset()) -> Row:
     return [_cell(getattr(item, name)) for name in _names(cls, skip)]
 
 
@@ -157,15 +181,34 @@ def _assemble(sections: dict[str, list[dict[str, str]]]) -> MonthlyReport:
     heads = sections.get("report", [])
     if len(heads) != 1:
         raise ValueError("not a slamon CSV report: expected exactly one 'report' row")
+    evidence: dict[tuple[str, int], list[EvidenceRow]] = {}
+    for row in sections.get("evidence", []):
+        key = (_untext(row["target"]), _number(row["outage"]))
+        evidence.setdefault(key, []).append(_read(EvidenceRow, row))
     outages: dict[str, list[OutageRow]] = {}
     for row in sections.get("outage", []):
-        outages.setdefault(_untext(row["target"]), []).append(_read(OutageRow, row))
+        name = _untext(row["target"])
+        found = outages.setdefault(name, [])
+        cited = tuple(evidence.pop((name, len(found) + 1), ()))
+        found.append(_read(OutageRow, row, evidence=cited))
+    if evidence:
+        raise ValueError(f"evidence for unknown outages: {sorted(evidence)}")
+    exclusions: dict[str, list[ExclusionRow]] = {}
+    for row in sections.get("exclusion", []):
+        exclusions.setdefault(_untext(row["target"]), []).append(_read(ExclusionRow, row))
     targets = tuple(
-        _read(TargetReport, row, outages=tuple(outages.pop(_untext(row["name"]), ())))
+        _read(
+            TargetReport,
+            row,
+            outages=tuple(outages.pop(_untext(row["name"]), ())),
+            exclusions=tuple(exclusions.pop(_untext(row["name"]), ())),
+        )
         for row in sections.get("target", [])
     )
     if outages:
         raise ValueError(f"outages of unknown targets: {sorted(outages)}")
+    if exclusions:
+        raise ValueError(f"exclusions of unknown targets: {sorted(exclusions)}")
     head = heads[0]
     return MonthlyReport(
         month=_untext(head["month"]),
@@ -184,6 +227,12 @@ def _assemble(sections: dict[str, list[dict[str, str]]]) -> MonthlyReport:
         work=tuple(_read(WorkRow, r) for r in sections.get("work", [])),
         ledger=tuple(_read(LedgerRow, r) for r in sections.get("ledger", [])),
     )
+
+
+def _number(cell: str) -> int:
+    if not cell.isdigit():
+        raise ValueError(f"evidence: outage must be a number from 1, got {cell!r}")
+    return int(cell)
 
 
 def _read(cls: type[Any], row: dict[str, str], **extra: Any) -> Any:

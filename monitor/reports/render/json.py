@@ -2,10 +2,12 @@
 
 Top-level keys: ``format`` (``"slamon.monthly-report"``), ``version`` (1), then every field of
 :class:`~monitor.reports.model.MonthlyReport` under its own name: ``month``, ``period_start``,
-``period_end``, ``generated_at``, ``policy``, ``policy_hash``, ``providers``, ``targets`` (each
-with ``outages`` as ``{start, end, duration_s, …}``), ``pools``, ``incidents``, ``notes``,
-``work`` and ``ledger`` (the interruption ledger: one object per provider, instance type and
-capacity).
+``period_end``, ``generated_at``, ``policy``, ``policy_hash``, ``providers`` (each with
+``claim_event_ids``: the provider's account event ids its claim cites), ``targets`` (each with
+``outages`` as ``{start, end, duration_s, …, evidence: [{event_id, provider, kind, source,
+title, detail, start, end}], excluded_by_events_s}`` and ``exclusions`` as ``{start, end,
+seconds, reason, event_id, provider_words}``), ``pools``, ``incidents``, ``notes``, ``work``
+and ``ledger`` (the interruption ledger: one object per provider, instance type and capacity).
 Times are ISO 8601 UTC with ``Z``; unknown numbers are ``null`` (a target with no data has
 ``uptime_pct: null``); floats are written in their shortest exact form, so :func:`parse` gives back
 an equal report. The policy must hold JSON values only (its hash is computed over them anyway).

@@ -244,6 +244,7 @@ def provider_sla(report: MonthlyReport) -> Table:
                 duration(p.acknowledged_downtime_s),
                 duration(p.sla_downtime_s),
                 duration(p.unknown_s),
+                ", ".join(p.claim_event_ids) or NONE,
             )
         )
         flags.append(status(p.uptime_pct, p.target_pct)[1])
@@ -259,11 +260,13 @@ def provider_sla(report: MonthlyReport) -> Table:
         Column("Acknowledged downtime", True),
         Column("SLA-eligible downtime", True),
         Column("Unknown time", True),
+        Column("Provider's event ids", width=2.4, wrap=True),
     ]
     caption = (
         "Three ledgers: observed (our probes), acknowledged (the provider's own incidents for "
         "your regions) and SLA-eligible (what the policy counts). Unknown time is never counted "
-        "as up."
+        "as up. A claim cites the provider's event ids: its own account events about the "
+        "outages the credit counts."
     )
     return _table("sla", "SLA per provider", cols, rows, flags, caption)
 
@@ -481,8 +484,10 @@ def outages(report: MonthlyReport) -> Table:
                     duration(o.duration_s),
                     duration(o.sla_counted_s),
                     duration(o.excluded_by_maintenance_s),
+                    duration(o.excluded_by_events_s),
                     o.cause,
                     o.series,
+                    ", ".join(dict.fromkeys(e.kind for e in o.evidence)) or NONE,
                 )
             )
             flags.append("bad" if o.end is None else "")
@@ -493,14 +498,103 @@ def outages(report: MonthlyReport) -> Table:
         Column("Duration", True),
         Column("SLA counts", True),
         Column("Maintenance", True),
+        Column("On the provider's record", True),
         Column("Cause", width=1.1),
         Column("Series", width=0.9),
+        Column("Provider's record", width=1.3, wrap=True),
     ]
     caption = (
         "The evidence for a claim: every outage, exact to the probe that confirmed it. An open "
-        "outage is counted up to the end of the report period."
+        "outage is counted up to the end of the report period. Maintenance: inside a "
+        "configured window; on the provider's record: left out as the user's own doing or as "
+        "maintenance the user accepted (see the exclusions). Provider's record: the kinds of "
+        "the account events that overlap it."
     )
     return _table("outages", "Outages", cols, rows, flags, caption, empty="No outages.")
+
+
+def evidence(report: MonthlyReport) -> Table:
+    """Every account event that is an outage's evidence, in the provider's words."""
+    rows: list[tuple[Cell, ...]] = []
+    for t in report.targets:
+        for o in t.outages:
+            rows.extend(
+                (
+                    t.name,
+                    when(o.start),
+                    e.event_id,
+                    e.provider,
+                    e.kind,
+                    e.source,
+                    when(e.start),
+                    when(e.end, OPEN),
+                    words(e.title, e.detail),
+                )
+                for e in o.evidence
+            )
+    cols = [
+        Column("Target", width=1.4),
+        Column("Outage start (UTC)", width=1.4),
+        Column("Event id", width=2.4, wrap=True),
+        Column("Provider", width=0.7),
+        Column("Kind", width=1.3),
+        Column("Source", width=1.3),
+        Column("Event start (UTC)", width=1.4),
+        Column("Event end (UTC)", width=1.4),
+        Column("The provider's words", width=3.2, wrap=True),
+    ]
+    caption = (
+        "The provider's own record of each outage: the account events about the target whose "
+        "window overlaps it (a retirement or an issue explains an outage and is still counted)."
+    )
+    empty = "No outage overlaps an account event."
+    return _table("evidence", "The provider's record", cols, rows, (), caption, empty)
+
+
+REASONS = {
+    "user_initiated": "user-initiated (exclude_user_initiated)",
+    "accepted_maintenance": "maintenance the user accepted (exclude_maintenance)",
+}
+
+
+def exclusions(report: MonthlyReport) -> Table:
+    """The downtime each target's policy left out on the provider's record, and why."""
+    rows = [
+        (
+            t.name,
+            when(x.start),
+            when(x.end),
+            duration(x.seconds),
+            REASONS.get(x.reason, x.reason),
+            x.event_id,
+            x.provider_words or NONE,
+        )
+        for t in report.targets
+        for x in t.exclusions
+    ]
+    cols = [
+        Column("Target", width=1.4),
+        Column("Start (UTC)", width=1.4),
+        Column("End (UTC)", width=1.4),
+        Column("Excluded", True, 0.9),
+        Column("Why", width=2.0, wrap=True),
+        Column("Event id", width=2.4, wrap=True),
+        Column("The provider's words", width=3.0, wrap=True),
+    ]
+    caption = (
+        "Downtime left out of SLA downtime on the provider's record, where the target's policy "
+        "says so: the part of an outage inside a user-initiated event's window, or inside "
+        "maintenance the user scheduled or accepted. A second is left out once, under the "
+        "first event, and not at all where a configured maintenance window already left it out. "
+        "Observed downtime keeps it."
+    )
+    empty = "No downtime was left out on the provider's record."
+    return _table("exclusions", "Excluded on the provider's record", cols, rows, (), caption, empty)
+
+
+def words(title: str, detail: str) -> str:
+    """The provider's words: its title and detail, as far as it gave them."""
+    return "; ".join(text for text in (title.strip(), detail.strip()) if text) or NONE
 
 
 def pools(report: MonthlyReport) -> Table:
@@ -595,6 +689,8 @@ def all_tables(report: MonthlyReport) -> list[Table]:
         ledger(report),
         targets(report),
         outages(report),
+        evidence(report),
+        exclusions(report),
         pools(report),
         incidents(report),
         policy(report),

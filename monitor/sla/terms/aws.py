@@ -10,6 +10,11 @@ _INSTANCE_TIERS = (CreditTier(99.5, 10), CreditTier(99.0, 30), CreditTier(95.0, 
 _REGION_TIERS = (CreditTier(99.99, 10), CreditTier(99.0, 30), CreditTier(95.0, 100))
 _CLAIM = ClaimRule("end_of_month_after_incident", 2)
 _URL = "https://aws.amazon.com/compute/sla/"
+# Downtime the account's record marks as its own doing (the user stopped, rebooted or resized
+# the instance) is not counted: the Compute SLA's exclusions leave out unavailability that
+# results from the customer's own actions. Paraphrased: the exclusions' exact wording was not
+# re-read for this setting.
+_EXCLUDE_USER_INITIATED = True
 
 
 def _aws_ec2(
@@ -31,6 +36,7 @@ def _aws_ec2(
         min_downtime_s=0,
         region_min_zones=region_min_zones,
         exclude_maintenance=True,
+        exclude_user_initiated=_EXCLUDE_USER_INITIATED,
         tiers=tiers,
         claim_deadline=_CLAIM,
         source_url=_URL,

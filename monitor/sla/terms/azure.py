@@ -20,6 +20,10 @@ _CLAIM = ClaimRule("end_of_month_after_incident", 2)
 # Connectivity": we count whole minutes of each downtime period. Pro-rating to the "Maximum
 # Available Minutes" (only while the VMs are deployed) is the caller's period/unknown time.
 _TERMS = date(2026, 9, 1)
+# Downtime Resource Health marks UserInitiated (the customer stopped, restarted or resized the
+# VM) is not counted: the Online Services SLA excludes downtime the customer caused.
+# Paraphrased: the exclusions' exact wording was not re-read for this setting.
+_EXCLUDE_USER_INITIATED = True
 
 
 def _azure_vm(name: str, title: str, scope: Scope, target_pct: float) -> SlaPolicy:
@@ -34,6 +38,7 @@ def _azure_vm(name: str, title: str, scope: Scope, target_pct: float) -> SlaPoli
         min_downtime_s=0,
         region_min_zones=None,
         exclude_maintenance=True,
+        exclude_user_initiated=_EXCLUDE_USER_INITIATED,
         tiers=(CreditTier(target_pct, 10), CreditTier(99.0, 25), CreditTier(95.0, 100)),
         claim_deadline=_CLAIM,
         source_url=_URL,

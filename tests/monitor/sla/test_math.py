@@ -340,6 +340,30 @@ def test_maintenance_counts_when_the_policy_does_not_exclude_it() -> None:
     assert sla_downtime([outage], [window], APRIL, policy) == 120 * MIN
 
 
+@pytest.mark.parametrize(
+    ("exclude_user_initiated", "exclude_maintenance", "counted"),
+    [
+        pytest.param(True, True, 30, id="both-excluded-the-overlap-once"),
+        pytest.param(True, False, 60, id="only-the-user-s-own-doing"),
+        pytest.param(False, True, 70, id="only-maintenance"),
+        pytest.param(False, False, 120, id="nothing-excluded"),
+    ],
+)
+def test_the_user_s_own_doing_is_excluded_where_the_policy_says(
+    exclude_user_initiated: bool, exclude_maintenance: bool, counted: int
+) -> None:
+    outage = down(APRIL, 120 * MIN)
+    # minutes 20-70 maintenance, 50-110 the user's own restart: 50-70 in both, left out once
+    maintenance = [Span(outage.start + 20 * MIN, outage.start + 70 * MIN)]
+    restart = [Span(outage.start + 50 * MIN, outage.start + 110 * MIN)]
+    policy = dataclasses.replace(
+        BUILTIN_POLICIES["aws-ec2-instance"],
+        exclude_user_initiated=exclude_user_initiated,
+        exclude_maintenance=exclude_maintenance,
+    )
+    assert sla_downtime([outage], maintenance, APRIL, policy, restart) == counted * MIN
+
+
 def test_maintenance_splits_a_downtime_period_and_each_piece_is_floored() -> None:
     outage = down(APRIL, 10 * MIN)
     window = Span(outage.start + 90 * SEC, outage.start + 3 * MIN)  # leaves 1m30s and 7m

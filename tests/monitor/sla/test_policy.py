@@ -74,6 +74,7 @@ def test_each_built_in_states_the_published_terms(name: str) -> None:
     assert [(t.below_pct, t.credit_pct) for t in policy.tiers] == tiers
     assert str(policy.claim_deadline) == claim
     assert policy.exclude_maintenance
+    assert policy.exclude_user_initiated  # the terms exclude downtime the customer caused
 
 
 @pytest.mark.parametrize("name", sorted(TERMS))
@@ -111,9 +112,11 @@ def test_policies_are_frozen() -> None:
 
 def test_the_policy_hash_is_pinned_for_a_fixed_policy() -> None:
     # A changed canonical form would silently change the hash every old report recorded.
+    # Changed once on purpose: exclude_user_initiated (issue 31) is a setting the numbers
+    # depend on, so it is in the canonical form (before it: 9764502d…be076ae0).
     policy = policy_from_config(user_config())
     assert policy.policy_hash() == (
-        "9764502d26c05849dd8dbe52e9b0fae644149b71bb2f157421aeefe9be076ae0"
+        "a6fb60a3d4bcbc012bcecdf36bcb6a3db296e98cd5cb381d496672dfb41790ad"
     )
 
 
@@ -132,6 +135,7 @@ def test_the_hash_ignores_the_order_tiers_were_written_in() -> None:
         pytest.param({"measurement": "whole_minutes"}, id="measurement"),
         pytest.param({"min_downtime_s": 60}, id="min-downtime"),
         pytest.param({"exclude_maintenance": False}, id="maintenance"),
+        pytest.param({"exclude_user_initiated": False}, id="user-initiated"),
         pytest.param({"tiers": [{"below_pct": 99.5, "credit_pct": 25}]}, id="tiers"),
         pytest.param({"claim_deadline": "days_after_period:30"}, id="claim"),
         pytest.param({"scope": "region", "region_min_zones": 2}, id="scope"),
@@ -168,6 +172,7 @@ def test_a_minimal_user_policy_takes_the_defaults() -> None:
         claim_deadline=None,
         source_url=None,
         terms_date=None,
+        exclude_user_initiated=True,
     )
 
 
@@ -179,6 +184,7 @@ def test_a_full_user_policy_is_read_with_yaml_native_types() -> None:
             measurement="whole_minutes",
             min_downtime_s=300,
             exclude_maintenance=False,
+            exclude_user_initiated=False,
             claim_deadline="end_of_second_billing_cycle",
             source_url="https://lambda.example/sla",
             terms_date=date(2026, 6, 1),
@@ -188,6 +194,7 @@ def test_a_full_user_policy_is_read_with_yaml_native_types() -> None:
     assert policy.claim_deadline == ClaimRule("end_of_month_after_incident", 2)
     assert policy.terms_date == date(2026, 6, 1)
     assert policy.to_json()["terms_date"] == "2026-06-01"
+    assert (policy.exclude_maintenance, policy.exclude_user_initiated) == (False, False)
 
 
 @pytest.mark.parametrize(

@@ -16,8 +16,8 @@ from monitor.reports.render import csv as render_csv
 
 AWKWARD = [0.1 + 0.2, 99.99999, 1 / 3, 5e-324, 1.7976931348623157e308, 2.0**53 + 2, -0.0, 1e16]
 SECTIONS = [
-    "report", "provider", "target", "outage", "pool", "incident", "note", "work", "ledger",
-    "policy",
+    "report", "provider", "target", "outage", "evidence", "exclusion", "pool", "incident", "note",
+    "work", "ledger", "policy",
 ]  # fmt: skip
 
 
@@ -42,8 +42,8 @@ def test_the_report_round_trips_to_an_equal_report(report: MonthlyReport) -> Non
     assert render_csv.parse(render_csv.render(report)) == report
 
 
-def test_sections_come_in_order_each_under_its_own_header_row(report: MonthlyReport) -> None:
-    all_rows = rows(report)
+def test_sections_come_in_order_each_under_its_own_header_row(recorded: MonthlyReport) -> None:
+    all_rows = rows(recorded)
     assert all_rows[0][:3] == ["section", "month", "period_start"]
     labels = [r[0] for r in all_rows if r and r[0] != "section"]
     assert list(dict.fromkeys(labels)) == SECTIONS
@@ -172,3 +172,47 @@ def test_an_outage_of_an_unknown_target_is_refused(report: MonthlyReport) -> Non
 def test_a_thousand_targets_round_trip(make_report: Callable[[int], MonthlyReport]) -> None:
     big = make_report(1000)
     assert render_csv.parse(render_csv.render(big)) == big
+
+
+def test_the_provider_s_record_round_trips(recorded: MonthlyReport) -> None:
+    assert render_csv.parse(render_csv.render(recorded)) == recorded
+
+
+def test_evidence_names_its_outage_and_keeps_the_provider_s_words(
+    recorded: MonthlyReport,
+) -> None:
+    [issue, restart] = section(recorded, "evidence")
+    assert (issue["target"], issue["outage"], issue["kind"]) == ("trainer-0", "1", "issue")
+    assert issue["event_id"].endswith("AWS_EC2_OPERATIONAL_ISSUE_7f3c2a1b")
+    assert issue["detail"].endswith('"impaired" <b>status</b>\nsecond line')
+    assert (issue["start"], issue["end"]) == ("2025-06-03T13:55:00Z", "2025-06-03T15:25:00Z")
+    assert restart["title"] == "'=Reboot requested by the user"  # no formula in a spreadsheet
+    assert restart["end"] == ""  # still open
+    [outage] = [o for o in section(recorded, "outage") if o["excluded_by_events_s"] != "0.0"]
+    assert "evidence" not in outage
+
+
+def test_exclusions_say_what_was_left_out_and_why(recorded: MonthlyReport) -> None:
+    [row] = section(recorded, "exclusion")
+    assert row == {
+        "section": "exclusion",
+        "target": "trainer-0",
+        "start": "2025-06-03T15:00:00Z",
+        "end": "2025-06-03T15:10:00Z",
+        "seconds": "600.0",
+        "reason": "user_initiated",
+        "event_id": "i-0abc:user-restart,=1",
+        "provider_words": "'=Reboot requested by the user",
+    }
+    [aws] = [p for p in section(recorded, "provider") if p["slug"] == "aws"]
+    assert aws["claim_event_ids"].endswith("AWS_EC2_OPERATIONAL_ISSUE_7f3c2a1b")
+
+
+def test_evidence_of_an_unknown_outage_is_refused(recorded: MonthlyReport) -> None:
+    text = (
+        render_csv.render(recorded)
+        .decode("utf-8-sig")
+        .replace("evidence,trainer-0,1,", "evidence,trainer-0,9,")
+    )
+    with pytest.raises(ValueError, match="evidence for unknown outages"):
+        render_csv.parse(text.encode())

@@ -172,3 +172,30 @@ def test_the_timeline_has_one_bar_per_outage_with_its_exact_times(report: Monthl
     assert "trainer-1: 2025-06-30 22:47:13 → still open UTC" in titles[2]
     assert titles[-1] == "lambda-h100-1: no data"
     assert len(titles) == sum(len(t.outages) for t in report.targets) + 1
+
+
+def test_the_provider_s_record_is_shown_escaped(recorded: MonthlyReport) -> None:
+    page = html(recorded)
+    evidence = section_of(page, "evidence")
+    assert "AWS_EC2_OPERATIONAL_ISSUE_7f3c2a1b" in evidence
+    assert "&#34;impaired&#34; &lt;b&gt;status&lt;/b&gt;" in evidence
+    assert "<b>status" not in page
+    assert "user_initiated" in evidence
+    excluded = section_of(page, "exclusions")
+    assert "2025-06-03 15:00:00" in excluded
+    assert "10m 00s" in excluded
+    assert "user-initiated (exclude_user_initiated)" in excluded
+    assert "i-0abc:user-restart,=1" in excluded
+    assert "AWS_EC2_OPERATIONAL_ISSUE_7f3c2a1b" in section_of(page, "sla")  # the claim cites it
+    assert "issue, user_initiated" in section_of(page, "outages")
+
+
+def test_without_a_provider_s_record_the_sections_say_so(report: MonthlyReport) -> None:
+    page = html(report)
+    assert "No outage overlaps an account event." in section_of(page, "evidence")
+    assert "No downtime was left out on the provider" in section_of(page, "exclusions")
+
+
+def section_of(page: str, key: str) -> str:
+    start = page.index(f'<section id="{key}">')
+    return page[start : page.index("</section>", start)]

@@ -68,6 +68,8 @@ def test_an_open_outage_has_a_null_end(report: MonthlyReport) -> None:
             "cause": "gpu_hardware",
             "series": "usable",
             "excluded_by_maintenance_s": 0.0,
+            "evidence": [],
+            "excluded_by_events_s": 0.0,
         }
     ]
 
@@ -138,3 +140,38 @@ def test_a_wrongly_typed_field_is_refused(report: MonthlyReport) -> None:
 def test_a_thousand_targets_round_trip(make_report: Callable[[int], MonthlyReport]) -> None:
     big = make_report(1000)
     assert render_json.parse(render_json.render(big)) == big
+
+
+def test_the_provider_s_record_round_trips(recorded: MonthlyReport) -> None:
+    assert render_json.parse(render_json.render(recorded)) == recorded
+
+
+def test_outages_carry_their_evidence_and_targets_their_exclusions(
+    recorded: MonthlyReport,
+) -> None:
+    d = doc(recorded)
+    trainer0 = d["targets"][0]
+    issue, restart = trainer0["outages"][0]["evidence"]
+    assert set(issue) == {
+        "event_id", "provider", "kind", "source", "title", "detail", "start", "end"
+    }  # fmt: skip
+    assert (issue["kind"], issue["source"], issue["start"]) == (
+        "issue",
+        "aws_health",
+        "2025-06-03T13:55:00Z",
+    )
+    assert (restart["kind"], restart["end"]) == ("user_initiated", None)
+    assert trainer0["outages"][0]["excluded_by_events_s"] == 600.0
+    assert trainer0["outages"][1]["evidence"] == []
+    assert trainer0["exclusions"] == [
+        {
+            "start": "2025-06-03T15:00:00Z",
+            "end": "2025-06-03T15:10:00Z",
+            "seconds": 600.0,
+            "reason": "user_initiated",
+            "event_id": "i-0abc:user-restart,=1",
+            "provider_words": "=Reboot requested by the user",
+        }
+    ]
+    assert d["providers"][0]["claim_event_ids"] == [issue["event_id"]]
+    assert d["providers"][1]["claim_event_ids"] == []

@@ -16,6 +16,7 @@ import pytest
 
 from monitor.reports.model import MonthlyReport
 from monitor.reports.render import pdf as render_pdf
+from tests.monitor.reports.render.conftest import ISSUE_ARN, wrapped_cells
 
 POPPLER = "needs pdftoppm/pdftotext (apt-get install poppler-utils)"
 needs_poppler = pytest.mark.skipif(
@@ -114,3 +115,22 @@ def test_an_empty_month_renders_and_says_why(report: MonthlyReport, tmp_path: Pa
     text = "\n".join(pdf_text(empty, tmp_path))
     assert "no probe data at all" in text
     assert "No outages." in text
+
+
+@needs_poppler
+def test_the_provider_s_record_is_searchable_text(recorded: MonthlyReport, tmp_path: Path) -> None:
+    text = " ".join("\n".join(pdf_text(recorded, tmp_path)).split())  # wrapped cells joined
+    for expected in (
+        "The provider's record",
+        "Excluded on the provider's record",
+        '"impaired" <b>status</b>',
+        "i-0abc:user-restart,=1",
+        "user-initiated (exclude_user_initiated)",
+        "10m 00s",
+    ):
+        assert expected in text, expected
+    # an ARN is wider than its column: drawn whole, over lines, in the claim and evidence tables
+    # (read down its column: the next row's cell may follow it there)
+    cells = wrapped_cells(render_pdf.render(recorded), tmp_path, "arn:aws:health:")
+    assert len(cells) == 2
+    assert all(cell.startswith(ISSUE_ARN) for cell in cells), cells
