@@ -3,7 +3,8 @@ queries): whatever process serves /metrics reports the whole deployment, not its
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
 
 from prometheus_client.core import (
@@ -16,6 +17,7 @@ from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from monitor.account.model import EVENT_KINDS, EVENT_STATUSES
 from monitor.config import Config
 from monitor.db.base import utcnow
 from monitor.db.models import Alert, Delivery, Feed, ProbeRollup, Provider, Target, TaskStat
@@ -28,6 +30,13 @@ from monitor.sla.math import budget_left
 from monitor.sla.months import month_period
 from monitor.sla.policy import SlaPolicy
 from monitor.sla.policy_config import policies_for
+from monitor.status.account import (
+    AccountSourceHealth,
+    account_sources,
+    closed_this_month,
+    current_events,
+    seconds_until,
+)
 from monitor.status.health import fresh
 from monitor.status.repository import verdicts
 
@@ -56,6 +65,9 @@ class SlamonCollector(Collector):
         yield from _feed_health(self.session)
         yield from _vantages(self.session)
         yield from _discovery(self.session, self.config, now)
+        sources = account_sources(self.session, self.config)
+        yield from _account_events(self.session, now, {s.provider for s in sources})
+        yield from _account_sources(sources)
         yield _alerts(self.session)
         yield _deliveries(self.session)
         yield from _tasks(self.session)
@@ -286,6 +298,77 @@ def _discovery(session: Session, config: Config, now: datetime) -> Iterator[Metr
             success.add_metric(key, source.last_success_at.timestamp())
             listed.add_metric(key, float(source.instances))
     yield from (up, failing, success, listed)
+
+
+def _account_events(session: Session, now: datetime, polled: set[str]) -> Iterator[Metric]:
+    """What the providers told the account (``monitor.status.account``, as the pages read it):
+    the events by provider, kind and status (every provider of ``polled``, the providers the
+    account event sources read, and any heard of), how soon each upcoming one on a target in
+    service starts, and each preemption notice's deadline (its start: when the instance is
+    taken)."""
+    count = GaugeMetricFamily(
+        "slamon_account_events",
+        "Account events stored: every upcoming and open one, and those closed this month (UTC)",
+        labels=["provider", "kind", "status"],
+    )
+    starts = GaugeMetricFamily(
+        "slamon_account_event_starts_in_seconds",
+        "Seconds until an upcoming account event on the target starts; absent once due",
+        labels=["target", "provider", "kind", "event"],
+    )
+    deadline = GaugeMetricFamily(
+        "slamon_interruption_notice_deadline_seconds",
+        "When an open or upcoming preemption notice takes the target (Unix time; the earliest)",
+        labels=["target", "provider"],
+    )
+    current = current_events(session)
+    counted = Counter((v.provider, v.kind, v.status) for v in current)
+    counted.update((v.provider, v.kind, v.status) for v in closed_this_month(session, now))
+    # every provider read from or heard of has all its series, 0 when none: a count that falls
+    # to zero reads 0, not a series that went stale
+    providers = {p for p, _, _ in counted} | polled
+    for provider in sorted(providers):
+        for kind in EVENT_KINDS:
+            for status in EVENT_STATUSES:
+                count.add_metric([provider, kind, status], float(counted[provider, kind, status]))
+    live = set(session.scalars(select(Target.name).where(Target.retired_at.is_(None))))
+    deadlines: dict[tuple[str, str], datetime] = {}
+    for event in current:
+        for name in sorted(live.intersection(event.targets)):
+            left = seconds_until(event, now)
+            if left is not None:
+                starts.add_metric([name, event.provider, event.kind, event.key], left)
+            if event.kind == "preemption" and event.starts_at is not None:
+                known = deadlines.get((name, event.provider))
+                if known is None or event.starts_at < known:
+                    deadlines[name, event.provider] = event.starts_at
+    for (name, provider), at in sorted(deadlines.items()):
+        deadline.add_metric([name, provider], at.timestamp())
+    yield from (count, starts, deadline)
+
+
+def _account_sources(sources: Iterable[AccountSourceHealth]) -> Iterator[Metric]:
+    """Each configured account event source's polls; one never polled has no ``up`` sample
+    (unknown, not up)."""
+    labels = ["source", "kind"]
+    up = GaugeMetricFamily(
+        "slamon_account_source_up",
+        "1 when the account event source's latest poll succeeded, 0 while it fails; absent until "
+        "first polled",
+        labels=labels,
+    )
+    success = GaugeMetricFamily(
+        "slamon_account_source_last_success_timestamp_seconds",
+        "When the account event source last polled cleanly (Unix time); absent if it never has",
+        labels=labels,
+    )
+    for source in sources:
+        key = [source.name, source.kind]
+        if source.last_polled_at is not None:
+            up.add_metric(key, 0.0 if source.consecutive_failures else 1.0)
+        if source.last_success_at is not None:
+            success.add_metric(key, source.last_success_at.timestamp())
+    yield from (up, success)
 
 
 def _vantages(session: Session) -> Iterator[Metric]:

@@ -1,9 +1,11 @@
 """The pages alerts link to, beside the status page and public like it: ``/targets/NAME`` (30
-days of history bars, uptimes and the outages with their causes, newest first) and
-``/providers/SLUG`` (the provider's feed health and its incidents, open and recent, each linking
-to the provider's own page). What they show is built by ``monitor.status.pages``; this module
-only formats. An unknown name answers a 404 page. The paths are ``monitor.alerts.links``'s, so
-an alert's link and its page cannot drift apart."""
+days of history bars, uptimes, the outages with their causes, newest first, and the account
+events about it: upcoming and open, then closed this month) and ``/providers/SLUG`` (the
+provider's feed health, its incidents, open and recent, each linking to the provider's own page,
+and its account events with the targets each names and the sources that poll them). What they
+show is built by ``monitor.status.pages``; this module only formats. An unknown name answers a
+404 page. The paths are ``monitor.alerts.links``'s, so an alert's link and its page cannot
+drift apart."""
 
 from __future__ import annotations
 
@@ -80,8 +82,9 @@ def target(request: Request, session: DbSession, name: str) -> Response:
 @router.get(PROVIDER_PAGE, response_class=HTMLResponse, tags=["status"], include_in_schema=False)
 def provider(request: Request, session: DbSession, slug: str) -> Response:
     """One provider's page; 404 for a slug slamon does not know."""
-    stale_after = timedelta(seconds=app_state(request).config.alerts.feed_stale_after)
-    page = provider_page(session, slug, utcnow(), stale_after)
+    config = app_state(request).config
+    stale_after = timedelta(seconds=config.alerts.feed_stale_after)
+    page = provider_page(session, slug, utcnow(), stale_after, config)
     if page is None:
         return html_response(request, render_missing("provider", slug), 404)
     return html_response(request, render_provider(page))

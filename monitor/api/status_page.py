@@ -3,8 +3,9 @@ target and provider on it links to its own page (``monitor.api.pages``).
 
 What it shows is built by ``monitor.status.view.build_view`` (providers with their feed health
 and open relevant incidents, the fleet's displayed states with 24 h history bars, uptimes and
-latency, pools, vantages, firing alerts and any disabled notification channel, month-to-date
-SLA); this module only formats. Inline CSS, no scripts, no external resources; it refreshes
+latency, pools, vantages, the provider's events on the targets with the account event sources
+behind them, firing alerts and any disabled notification channel, month-to-date SLA); this
+module only formats. Inline CSS, no scripts, no external resources; it refreshes
 itself every ``REFRESH_S`` seconds. Every value is escaped by Jinja2's autoescape; incident links
 are kept only when they are http(s).
 """
@@ -117,6 +118,31 @@ def window(value: timedelta) -> str:
     return f"{hours:g} h" if hours < 48 else f"{hours / 24:g} d"
 
 
+# an account event's kind as the pages say it, and the badge it wears
+EVENT_WORDS = {
+    "scheduled_maintenance": "maintenance",
+    "retirement": "retirement",
+    "preemption": "preemption",
+    "issue": "issue",
+    "user_initiated": "user-initiated",
+}
+EVENT_BADGES = {
+    "scheduled_maintenance": "maintenance",
+    "retirement": "critical",
+    "preemption": "critical",
+    "issue": "major",
+    "user_initiated": "info",
+}
+
+
+def event_kind(kind: str) -> str:
+    return EVENT_WORDS.get(kind, kind)
+
+
+def event_badge(kind: str) -> str:
+    return EVENT_BADGES.get(kind, "info")
+
+
 def target_href(name: str) -> str:
     """A link from the status page (``/``) to a target's page, relative so that slamon served
     under a sub-path (``https://host/ops/``) links within it."""
@@ -153,6 +179,8 @@ def environment() -> jinja2.Environment:
         bar_label=bar_label,
         target_href=target_href,
         provider_href=provider_href,
+        event_kind=event_kind,
+        event_badge=event_badge,
         iso=lambda moment: moment.isoformat(),
     )
     return env

@@ -1,9 +1,10 @@
 """The pages alerts link to, as frozen values: one target's (``/targets/NAME``: 30 days of
-history bars, its uptimes and its outages with their causes) and one provider's
-(``/providers/SLUG``: its feed's health and its incidents, open and recent). Read through the
-``page_*`` queries of ``monitor.status.repository`` and shaped by the same pure rules as the
-status page (``monitor.status.history``, ``monitor.status.health``), so a target's page and its
-fleet row agree: unknown time is unknown, never up."""
+history bars, its uptimes, its outages with their causes and what its provider told the account
+about it) and one provider's (``/providers/SLUG``: its feed's health, its incidents, open and
+recent, and its account events with their sources). Read through the ``page_*`` queries of
+``monitor.status.repository`` and ``monitor.status.account``, and shaped by the same pure rules
+as the status page (``monitor.status.history``, ``monitor.status.health``), so a target's page
+and its fleet row agree: unknown time is unknown, never up."""
 
 from __future__ import annotations
 
@@ -13,9 +14,17 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session
 
+from monitor.config import Config
 from monitor.history.spans import REACHABLE, USABLE
 from monitor.probes.kinds import usable_matters
 from monitor.status import repository
+from monitor.status.account import (
+    NO_EVENTS,
+    AccountSourceHealth,
+    PageEvents,
+    account_sources,
+    page_events,
+)
 from monitor.status.health import ProviderHealth, fresh, provider_health, target_state
 from monitor.status.history import Bucket, Uptime, bucket_edges, history_bar, timeline, uptime
 from monitor.status.view import WINDOWS
@@ -59,6 +68,8 @@ class TargetPage:
     ended_by: str | None = None  # how the life ended: user | preempted | provider | unknown
     end_detail: str | None = None  # the cloud's own words
     capacity: str = "unknown"
+    # what its provider told the account about it: upcoming and open, then closed this month
+    account_events: PageEvents = NO_EVENTS
 
     @property
     def end_words(self) -> str | None:
@@ -104,6 +115,9 @@ class ProviderPage:
     name: str
     health: ProviderHealth
     incidents: tuple[IncidentPageView, ...]  # open and resolved in the last DAYS, newest first
+    # what it told the account: upcoming and open, then closed this month
+    account_events: PageEvents = NO_EVENTS
+    account_sources: tuple[AccountSourceHealth, ...] = ()  # the configured ones of its kinds
 
 
 # --------------------------------------------------------------------------- pure shaping
@@ -179,14 +193,20 @@ def target_page(session: Session, name: str, now: datetime) -> TargetPage | None
         ended_by=row.ended_by,
         end_detail=row.end_detail,
         capacity=row.capacity,
+        account_events=page_events(session, now, target=target.name),
     )
 
 
 def provider_page(
-    session: Session, slug: str, now: datetime, stale_after: timedelta
+    session: Session,
+    slug: str,
+    now: datetime,
+    stale_after: timedelta,
+    config: Config | None = None,
 ) -> ProviderPage | None:
     """The page of the provider ``slug``; None when slamon knows no such provider. Its health
-    is the status page's verdict on it (feeds judged stale after ``stale_after``)."""
+    is the status page's verdict on it (feeds judged stale after ``stale_after``); its account
+    event sources are those of ``config`` whose kind reads this provider."""
     row = repository.page_provider(session, slug, now - HISTORY, MAX_INCIDENTS)
     if row is None:
         return None
@@ -194,4 +214,13 @@ def provider_page(
     live = [i for i in incidents if i.open]
     maintenance = sum(i.impact == "maintenance" for i in live)
     health = provider_health(row.feeds, len(live) - maintenance, maintenance, now, stale_after)
-    return ProviderPage(now, row.slug, row.name, health, incidents)
+    sources = account_sources(session, config) if config is not None else ()
+    return ProviderPage(
+        now,
+        row.slug,
+        row.name,
+        health,
+        incidents,
+        page_events(session, now, provider=row.slug),
+        tuple(s for s in sources if s.provider == row.slug),
+    )

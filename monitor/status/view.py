@@ -1,6 +1,7 @@
 """Everything the status page shows, as frozen values: read by ``build_view`` in a handful of
-batched queries (``monitor.status.repository``) plus the month's SLA report, shaped by the pure
-rules in ``monitor.status.history`` and ``monitor.status.health``. The template only formats."""
+batched queries (``monitor.status.repository``, ``monitor.status.account``) plus the month's SLA
+report, shaped by the pure rules in ``monitor.status.history`` and ``monitor.status.health``.
+The template only formats."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from monitor.alerts.channel_state import ChannelState, channel_states
 from monitor.config import Config
+from monitor.history.account_events import AccountEventView
 from monitor.history.incidents import ProviderIncident
 from monitor.history.spans import REACHABLE, USABLE, TargetSpans
 from monitor.history.spans import spans as history_spans
@@ -21,6 +23,14 @@ from monitor.reports.model import LedgerRow, ProviderReport, WorkRow
 from monitor.reports.service import month_to_date
 from monitor.sla.intervals import Span
 from monitor.status import repository
+from monitor.status.account import (
+    PROVIDER_KINDS,
+    AccountSourceHealth,
+    account_sources,
+    current_events,
+    current_order,
+    on_targets,
+)
 from monitor.status.health import (
     PoolHealth,
     ProviderHealth,
@@ -79,6 +89,9 @@ class TargetView:
     uptime: tuple[Uptime, ...]  # over WINDOWS
     latency_ms: float | None  # median over the last 24 h
     month_pct: float | None = None  # month to date over observed time, as the report counts it
+    # the provider's maintenance, retirements, preemptions and issues on it, open or upcoming
+    # (open first): told beside its state, never instead of it
+    events: tuple[AccountEventView, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +176,9 @@ class StatusView:
     channels: tuple[ChannelView, ...] = ()  # the disabled notification channels only
     work: tuple[WorkView, ...] = ()  # the report's price per unit of work
     ledger: tuple[LedgerView, ...] = ()  # the report's interruption ledger
+    # the provider's events on live targets, open or upcoming, and the sources that poll them
+    account_events: tuple[AccountEventView, ...] = ()
+    account_sources: tuple[AccountSourceHealth, ...] = ()
 
     @property
     def summary(self) -> Summary:
@@ -180,8 +196,10 @@ def target_view(
     edges: Sequence[datetime],
     now: datetime,
     month_pct: float | None = None,
+    events: Sequence[AccountEventView] = (),
 ) -> TargetView:
-    """One fleet row: displayed state, history bar, uptimes and median latency."""
+    """One fleet row: displayed state, history bar, uptimes, median latency and the provider's
+    events on it (which never change its state)."""
     verdict = verdict or repository.Verdict()
     spans = spans or TargetSpans()
     is_fresh = fresh(verdict.last_probe_at, row.interval_s, row.timeout_s, now)
@@ -197,6 +215,7 @@ def target_view(
         uptime=tuple(uptime(line, now, w) for w in WINDOWS),
         latency_ms=weighted_median(latency),
         month_pct=month_pct,
+        events=tuple(events),
     )
 
 
@@ -315,6 +334,14 @@ def disabled_channels(states: Iterable[ChannelState]) -> tuple[ChannelView, ...]
     )
 
 
+def events_on_fleet(
+    current: Iterable[AccountEventView], fleet: Iterable[TargetView]
+) -> tuple[AccountEventView, ...]:
+    """The events about at least one target of ``fleet``, open first, then the soonest."""
+    live = {t.name for t in fleet}
+    return current_order(v for v in current if live.intersection(v.targets))
+
+
 def summary_of(fleet: Iterable[TargetView]) -> Summary:
     """The worst displayed state in the fleet (unknown for an empty one) and the counts."""
     counts = dict.fromkeys((UP, UNUSABLE, DOWN, UNKNOWN), 0)
@@ -333,9 +360,10 @@ def in_order(fleet: Iterable[TargetView]) -> tuple[TargetView, ...]:
 
 
 def build_view(session: Session, config: Config, now: datetime) -> StatusView:
-    """Everything the page shows: ten batched queries whatever the fleet's size, plus the
-    month-to-date report (``month_to_date``) its SLA, work, ledger and per-target month figures
-    are."""
+    """Everything the page shows: a fixed few batched queries whatever the fleet's size (the
+    account events are two: ``monitor.history.account_events`` reads them and the targets they
+    may be about; their sources one, when any is configured), plus the month-to-date report
+    (``month_to_date``) its SLA, work, ledger and per-target month figures are."""
     edges = bucket_edges(now, BUCKETS, BUCKET_WIDTH)
     since = min(edges[0], now - max(WINDOWS))
     targets = repository.live_targets(session)
@@ -344,6 +372,8 @@ def build_view(session: Session, config: Config, now: datetime) -> StatusView:
     latency = repository.latency_samples(session, [t.id for t in targets], now)
     report = month_to_date(session, config, now)
     month = {r.name: r.observed_uptime_pct for r in report.targets}
+    current = current_events(session, PROVIDER_KINDS)
+    marks = on_targets(current, (t.name for t in targets))
     fleet = in_order(
         target_view(
             t,
@@ -353,6 +383,7 @@ def build_view(session: Session, config: Config, now: datetime) -> StatusView:
             edges,
             now,
             month.get(t.name),
+            marks.get(t.name, ()),
         )
         for t in targets
     )
@@ -372,4 +403,6 @@ def build_view(session: Session, config: Config, now: datetime) -> StatusView:
         channels=disabled_channels(channel_states(session, config)),
         work=work_of(providers, report.providers, report.work),
         ledger=ledger_of(providers, report.providers, report.ledger),
+        account_events=events_on_fleet(current, fleet),
+        account_sources=account_sources(session, config),
     )

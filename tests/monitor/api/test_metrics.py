@@ -350,3 +350,173 @@ def test_metrics_carry_the_interruption_ledger_of_the_worked_example(session: Se
     assert row("gcp", "a3-highgpu-8g", "spot") == pytest.approx((2868.0, 3, 3 / 2.868))
     ledger = [name for name, _ in got if name.startswith("slamon_ledger_")]
     assert len(ledger) == 9  # three rows, three series each: the heartbeat job is no instance
+
+
+# --------------------------------------------------------------------------- account events
+
+
+def test_metrics_count_account_events_and_tell_how_soon_each_on_a_target_starts(
+    api: ApiClient, sessions: sessionmaker[Session]
+) -> None:
+    """Upcoming and open events all, closed ones of this month only; seconds until an upcoming
+    event on a target in service starts (none once due), and each target's earliest preemption
+    deadline, as stored by the account store (monitor/fleet/account_store.py)."""
+    from dataclasses import replace
+
+    from monitor.fleet.account_store import record
+    from monitor.status.account import month_start
+    from tests.monitor.api.test_pages import retirement, this_month
+
+    now = utcnow().replace(microsecond=0)
+    with sessions() as session, session.begin():
+        for name, instance in (("gpu-0", "i-0abc"), ("gpu-1", "i-1"), ("gpu-old", "i-old")):
+            cfg = TargetConfig(name=name, kind="tcp", url="tcp://h:22", provider="aws", pool="h100")
+            row = upsert_target(session, cfg, "config")
+            row.external_id = instance
+        row.retired_at = now - timedelta(days=1)  # gpu-old: out of service
+        session.flush()
+        ahead = retirement(now)  # gpu-0, 14 days and a minute ahead
+        soon = now + timedelta(seconds=90)
+        record(
+            session,
+            [
+                ahead,
+                replace(ahead, key="due", starts_at=now - timedelta(minutes=1)),  # past its start
+                replace(ahead, key="old-box", entities=("i-old",)),
+                replace(
+                    ahead, key="notice-1", kind="preemption", entities=("i-1",), starts_at=soon
+                ),
+                replace(
+                    ahead,
+                    key="notice-2",
+                    kind="preemption",
+                    status="open",
+                    entities=("i-1",),
+                    starts_at=soon + timedelta(seconds=30),
+                ),
+                replace(ahead, key="no-deadline", kind="preemption", starts_at=None),
+                replace(
+                    ahead,
+                    key="closed-now",
+                    kind="scheduled_maintenance",
+                    status="closed",
+                    starts_at=this_month(now) - timedelta(hours=1),
+                    ends_at=this_month(now),
+                ),
+                replace(
+                    ahead,
+                    key="closed-before",
+                    kind="scheduled_maintenance",
+                    status="closed",
+                    starts_at=month_start(now) - timedelta(days=2),
+                    ends_at=month_start(now) - timedelta(days=1),
+                ),
+                replace(ahead, provider="azure", key="vm", kind="issue", status="open"),
+            ],
+            now,
+        )
+    got = samples(api.get("/metrics").text)
+
+    def count(provider: str, kind: str, status: str) -> float:
+        return got[
+            ("slamon_account_events", (("kind", kind), ("provider", provider), ("status", status)))
+        ]
+
+    assert count("aws", "retirement", "upcoming") == 3  # ahead, due, old-box
+    assert count("aws", "preemption", "upcoming") == 2
+    assert count("aws", "preemption", "open") == 1
+    assert count("aws", "scheduled_maintenance", "closed") == 1  # not last month's
+    assert count("aws", "issue", "open") == 0  # every series of a provider heard of: 0 for none
+    assert count("azure", "issue", "open") == 1
+    assert not any(name == "slamon_account_events" and ("provider", "gcp") in key
+                   for name, key in got)  # fmt: skip
+
+    def starts(target: str, kind: str, event: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+        key = (("event", event), ("kind", kind), ("provider", "aws"), ("target", target))
+        return "slamon_account_event_starts_in_seconds", key
+
+    assert got[starts("gpu-0", "retirement", ahead.key)] == pytest.approx(
+        timedelta(days=14, minutes=1).total_seconds(), abs=1
+    )
+    assert got[starts("gpu-1", "preemption", "notice-1")] == pytest.approx(90, abs=1)
+    assert starts("gpu-0", "retirement", "due") not in got  # due: never a negative count
+    assert starts("gpu-old", "retirement", "old-box") not in got  # retired
+    assert not any(key[0] == ("event", "no-deadline") for name, key in got if "starts_in" in name)
+    deadlines = {
+        key: value
+        for (name, key), value in got.items()
+        if name == "slamon_interruption_notice_deadline_seconds"
+    }
+    assert deadlines == {(("provider", "aws"), ("target", "gpu-1")): soon.timestamp()}
+
+
+def test_metrics_tell_each_account_source_s_polls_and_never_call_an_unpolled_one_up(
+    api: ApiClient, sessions: sessionmaker[Session]
+) -> None:
+    from monitor.config import parse_config
+    from monitor.db.models import AccountSource
+
+    now = utcnow().replace(microsecond=0)
+    with sessions() as session, session.begin():
+        session.add_all(
+            [
+                AccountSource(name="health", kind="aws_health", last_polled_at=now,
+                              last_success_at=now, consecutive_failures=0, events=3),
+                AccountSource(name="vms", kind="azure_resource_health", last_polled_at=now,
+                              last_success_at=now - timedelta(hours=2), consecutive_failures=4,
+                              last_error="403"),
+                AccountSource(name="unconfigured", kind="ec2_events", last_polled_at=now,
+                              last_success_at=now),
+            ]
+        )  # fmt: skip
+    api.app.state.slamon.config = parse_config(  # type: ignore[attr-defined]
+        "account_events:\n"
+        "  - {name: health, kind: aws_health}\n"
+        "  - {name: vms, kind: azure_resource_health, subscription: s-1}\n"
+        "  - {name: ec2, kind: ec2_events, regions: [us-east-1]}\n"
+    )
+    got = samples(api.get("/metrics").text)
+
+    def key(name: str, source: str, kind: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+        return name, (("kind", kind), ("source", source))
+
+    up, success = "slamon_account_source_up", "slamon_account_source_last_success_timestamp_seconds"
+    assert got[key(up, "health", "aws_health")] == 1.0
+    assert got[key(up, "vms", "azure_resource_health")] == 0.0
+    assert key(up, "ec2", "ec2_events") not in got  # never polled: unknown, not up
+    assert got[key(success, "health", "aws_health")] == now.timestamp()
+    assert (
+        got[key(success, "vms", "azure_resource_health")] == (now - timedelta(hours=2)).timestamp()
+    )
+    assert key(success, "ec2", "ec2_events") not in got
+    assert not any(("source", "unconfigured") in labels for _, labels in got)
+    # every provider a source reads has its event counts, zero while it has told nothing
+    zero = (("kind", "retirement"), ("provider", "azure"), ("status", "upcoming"))
+    assert got[("slamon_account_events", zero)] == 0.0
+
+
+def test_metric_families_are_named_once_with_units_as_suffixes(
+    api: ApiClient, sessions: sessionmaker[Session]
+) -> None:
+    """No family is declared twice, and a family's samples carry its own name (a counter its
+    ``_total``): what ``promtool check metrics`` reads."""
+    from monitor.fleet.account_store import record
+    from tests.monitor.api.test_pages import retirement
+
+    now = utcnow()
+    with sessions() as session, session.begin():
+        record(session, [retirement(now)], now)
+    text = api.get("/metrics").text
+    declared = [line.split()[2] for line in text.splitlines() if line.startswith("# TYPE ")]
+    assert len(declared) == len(set(declared))
+    account = [name for name in declared if "account" in name or "interruption_notice" in name]
+    assert sorted(account) == [
+        "slamon_account_event_starts_in_seconds",
+        "slamon_account_events",
+        "slamon_account_source_last_success_timestamp_seconds",
+        "slamon_account_source_up",
+        "slamon_interruption_notice_deadline_seconds",
+    ]
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            assert sample.name.startswith(family.name), (family.name, sample.name)

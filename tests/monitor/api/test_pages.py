@@ -1,18 +1,26 @@
 """The pages alerts link to (monitor/api/pages.py): ``/targets/NAME`` with its 30-day history
-bars and its outages, newest first, with their causes; ``/providers/SLUG`` with its incidents,
-open and recent. Public like the status page, escaped, 404 for an unknown name, unknown never
+bars, its outages, newest first, with their causes, and what its provider told the account about
+it; ``/providers/SLUG`` with its incidents, open and recent, and its account events with the
+targets each names. Public like the status page, escaped, 404 for an unknown name, unknown never
 shown as up; the status page links to them. On SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from urllib.parse import quote, urljoin
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from monitor.account.kinds.aws_health import from_eventbridge
+from monitor.account.model import AccountEvent
 from monitor.alerts.links import alert_url
+from monitor.config import parse_config
 from monitor.db.base import utcnow
-from monitor.db.models import Incident, ObservedWindow, Outage, Target
+from monitor.db.models import AccountSource, Incident, ObservedWindow, Outage, Target
+from monitor.fleet.account_store import record
+from monitor.status.account import month_start
+from tests.monitor.account.captured import document
 from tests.monitor.api.test_status_page import (
     EVIL,
     Element,
@@ -25,6 +33,10 @@ from tests.monitor.api.test_status_page import (
 from tests.support import ApiClient
 
 DAY = timedelta(days=1)
+ARN = (
+    "arn:aws:health:us-west-2::event/"
+    "AWS_EC2_INSTANCE_STORE_DRIVE_PERFORMANCE_DEGRADED_90353408594353980"
+)
 
 
 def _day_start(now: datetime) -> datetime:
@@ -305,3 +317,269 @@ def test_a_kind_whose_usable_series_mirrors_reachability_lists_each_outage_once(
     assert [(r.attrs["data-series"], r.attrs["data-open"]) for r in outages(page)] == [
         ("reachable", "true")
     ]
+
+
+# --------------------------------------------------------------------------- account events
+
+
+def account_events(page: str, table: str) -> list[Element]:
+    """The rows of an account event table (``account-events``: upcoming and open;
+    ``account-events-closed``: closed this month), in page order."""
+    from tests.monitor.api.test_status_page import _Grab
+
+    start = page.find(f'<table id="{table}"')
+    if start < 0:
+        return []
+    grab = _Grab(("tr",), "data-event")
+    grab.feed(page[start : page.index("</table>", start)])
+    return grab.found
+
+
+def retirement(now: datetime, instance: str = "i-0abc") -> AccountEvent:
+    return AccountEvent(
+        provider="aws",
+        source="ec2_events",
+        key=f"{instance}:instance-event-1",
+        kind="retirement",
+        status="upcoming",
+        starts_at=now + timedelta(days=14, minutes=1),
+        updated_at=now - timedelta(hours=1),
+        region="us-east-1",
+        title="instance-retirement",
+        detail="The instance is running on degraded hardware",
+        entities=(instance,),
+        raw_type="instance-retirement",
+    )
+
+
+def this_month(now: datetime) -> datetime:
+    """An instant of the running month before ``now``."""
+    start = month_start(now)
+    return start + (now - start) / 2
+
+
+def seed_account_events(session: Session, now: datetime) -> None:
+    """``gpu-7`` (instance i-0abc) and ``gpu-8`` (i-abcd1111) on aws: a retirement ahead for
+    gpu-7, AWS's published EventBridge issue for gpu-8 (open), a maintenance closed this month
+    and one closed last month on gpu-7, an EC2 event of another account's instance, and an
+    Azure event; all stored as the store stores them."""
+    seven = add_target(session, "gpu-7")
+    seven.external_id = "i-0abc"
+    pushed = from_eventbridge(document("1-aws-health-ec2-instance-store-issue.json"))
+    eight = add_target(session, "gpu-8")
+    eight.external_id = pushed.entities[0]
+    session.flush()
+    done = this_month(now)
+    ahead = retirement(now)
+    record(
+        session,
+        [
+            ahead,
+            replace(
+                ahead,
+                key="i-0abc:maint-done",
+                kind="scheduled_maintenance",
+                status="closed",
+                starts_at=done - timedelta(hours=1),
+                ends_at=done,
+                title="system-reboot",
+                detail="[Completed] Scheduled system reboot",
+            ),
+            replace(
+                ahead,
+                key="i-0abc:maint-last-month",
+                kind="scheduled_maintenance",
+                status="closed",
+                starts_at=month_start(now) - timedelta(days=3),
+                ends_at=month_start(now) - timedelta(days=2),
+                title="Old maintenance",
+            ),
+            retirement(now, "i-0ther"),
+            replace(ahead, provider="azure", key="azure-1", entities=("/subscriptions/s/vm",)),
+        ],
+        now - timedelta(minutes=5),
+    )
+    record(session, [pushed], now - timedelta(minutes=4), "push")
+    record(session, [pushed], now - timedelta(minutes=3), "push")  # delivered twice: one event
+    session.commit()
+
+
+def test_a_target_page_shows_its_account_events_upcoming_and_open_then_closed_this_month(
+    api: ApiClient, sessions: sessionmaker[Session]
+) -> None:
+    now = utcnow()
+    with sessions() as session:
+        seed_account_events(session, now)
+    page = api.get("/targets/gpu-7").text
+
+    [ahead] = account_events(page, "account-events")
+    assert (ahead.attrs["data-kind"], ahead.attrs["data-status"]) == ("retirement", "upcoming")
+    assert ahead.attrs["data-event"] == "i-0abc:instance-event-1"
+    text = ahead.text
+    assert text.startswith("retirement upcoming starts ")
+    assert "(in 14 d)" in text
+    assert "instance-retirement" in text  # the provider's words: its title and its detail
+    assert "The instance is running on degraded hardware" in text
+    assert "aws · i-0abc:instance-event-1" in text  # the provider's key
+    assert "ec2_events · via poll" in text
+    assert "gpu-7" in text
+    [closed] = account_events(page, "account-events-closed")
+    assert closed.attrs["data-event"] == "i-0abc:maint-done"
+    assert closed.text.startswith("maintenance closed ")
+    assert "[Completed] Scheduled system reboot" in closed.text
+    assert "Old maintenance" not in page  # closed last month
+    assert "i-0ther" not in page  # another instance's
+    assert "azure-1" not in page
+    # the events explain; they never change what the page says of the target
+    assert elements(page, "header", "data-target")["gpu-7"].attrs["data-state"] == "unknown"
+
+
+def test_a_target_page_shows_a_pushed_provider_issue_once_however_often_delivered(
+    api: ApiClient, sessions: sessionmaker[Session]
+) -> None:
+    now = utcnow()
+    with sessions() as session:
+        seed_account_events(session, now)
+    page = api.get("/targets/gpu-8").text
+
+    [issue] = account_events(page, "account-events")
+    # AWS's sample has no statusCode and starts after its delivery's time: upcoming, long due
+    assert (issue.attrs["data-kind"], issue.attrs["data-status"]) == ("issue", "upcoming")
+    assert issue.attrs["data-event"] == ARN
+    assert "was due 2016-06-05 15:10 UTC" in issue.text
+    assert "EC2 instance store drive performance degraded" in issue.text
+    assert "A description of the event will be provided here" in issue.text
+    assert "via push · read 2 times" in issue.text
+    assert account_events(page, "account-events-closed") == []
+    assert "None closed this month." in page
+
+
+def test_a_target_page_without_account_events_says_so(
+    api: ApiClient, sessions: sessionmaker[Session]
+) -> None:
+    with sessions() as session:
+        add_target(session, "quiet-box")
+        session.commit()
+    page = api.get("/targets/quiet-box").text
+
+    assert account_events(page, "account-events") == []
+    assert "No maintenance, retirement, preemption or issue upcoming or open on it." in page
+    assert "None closed this month." in page
+
+
+def test_a_provider_page_lists_its_account_events_with_the_targets_each_names(
+    api: ApiClient, sessions: sessionmaker[Session]
+) -> None:
+    now = utcnow()
+    with sessions() as session:
+        add_provider(session, "aws", "Amazon Web Services")
+        add_provider(session, "azure", "Microsoft Azure")
+        seed_account_events(session, now)
+        region = add_target(session, "gpu-east")  # aws, us-east-1
+        region.external_id = "i-0east"
+        record(
+            session,
+            [
+                replace(
+                    retirement(now),
+                    key="regional",
+                    kind="issue",
+                    status="open",
+                    starts_at=now - timedelta(hours=2),
+                    entities=(),
+                    title="EC2 API errors",
+                ),
+                replace(
+                    retirement(now),
+                    key="billing",
+                    kind="issue",
+                    region="global",
+                    entities=(),
+                    title="Your bill",
+                ),
+            ],
+            now,
+        )
+        session.commit()
+    page = api.get("/providers/aws").text
+    base = "http://testserver/providers/aws"
+
+    rows = account_events(page, "account-events")
+    # open ones first, then upcoming ones, soonest (here: long overdue) first
+    assert [r.attrs["data-event"] for r in rows[:2]] == ["regional", ARN]
+    assert {r.attrs["data-event"] for r in rows[2:]} == {
+        "i-0abc:instance-event-1",
+        "i-0ther:instance-event-1",
+        "billing",
+    }
+    by_key = {r.attrs["data-event"]: r.text for r in rows}
+    assert "its region us-east-1: gpu-7, gpu-8, gpu-east" in by_key["regional"]
+    assert "the whole account (names no target)" in by_key["billing"]
+    assert "no target of yours" in by_key["i-0ther:instance-event-1"]
+    assert "azure-1" not in page  # another provider's
+    links = [h for h, a in elements(page, "a", "href").items() if a.text == "gpu-7"]
+    assert links == ["../targets/gpu-7"]
+    assert urljoin(base, links[0]) == "http://testserver/targets/gpu-7"
+    [closed] = account_events(page, "account-events-closed")
+    assert closed.attrs["data-event"] == "i-0abc:maint-done"
+    assert api.get("/providers/azure").text.count('data-event="azure-1"') == 1
+
+
+def test_a_provider_page_tells_its_account_event_sources_and_never_calls_silence_fine(
+    api: ApiClient, sessions: sessionmaker[Session]
+) -> None:
+    now = utcnow()
+    with sessions() as session:
+        add_provider(session, "aws", "Amazon Web Services")
+        add_provider(session, "azure", "Microsoft Azure")
+        add_provider(session, "gcp", "Google Cloud")
+        session.add(
+            AccountSource(
+                name="ec2",
+                kind="ec2_events",
+                last_polled_at=now,
+                last_success_at=now - timedelta(hours=3),
+                consecutive_failures=12,
+                last_error="ec2_events us-east-1: AuthFailure",
+            )
+        )
+        session.commit()
+    api.app.state.slamon.config = parse_config(  # type: ignore[attr-defined]
+        "account_events:\n"
+        "  - {name: health, kind: aws_health}\n"
+        "  - {name: ec2, kind: ec2_events, regions: [us-east-1]}\n"
+        "  - {name: vms, kind: azure_resource_health, subscription: s-1}\n"
+    )
+    page = api.get("/providers/aws").text
+
+    sources = elements(page, "li", "data-account-source")
+    assert {name: s.attrs["data-state"] for name, s in sources.items()} == {
+        "health": "unknown",
+        "ec2": "failing",
+    }
+    assert "never polled yet" in sources["health"].text
+    assert "12 failed polls in a row" in sources["ec2"].text
+    assert "AuthFailure" in sources["ec2"].text
+    assert "that slamon could read (a source above is not polling cleanly)" in page
+    azure = api.get("/providers/azure").text
+    assert list(elements(azure, "li", "data-account-source")) == ["vms"]
+    gcp = api.get("/providers/gcp").text  # no source of it: only a push could have told
+    assert elements(gcp, "li", "data-account-source") == {}
+    assert "that was pushed or reported (no account event source of it is configured)" in gcp
+
+
+def test_account_event_words_are_escaped_on_the_pages(
+    api: ApiClient, sessions: sessionmaker[Session]
+) -> None:
+    now = utcnow()
+    with sessions() as session:
+        add_provider(session, "aws", "Amazon Web Services")
+        box = add_target(session, "gpu-7")
+        box.external_id = "i-0abc"
+        session.flush()
+        record(session, [replace(retirement(now), title=EVIL, detail=EVIL, key=EVIL)], now)
+        session.commit()
+    for path in ("/targets/gpu-7", "/providers/aws", "/"):
+        page = api.get(path).text
+        assert EVIL not in page, path
+        assert "&lt;script&gt;" in page, path

@@ -19,6 +19,7 @@ from monitor.status.view import (
     ProviderView,
     SlaView,
     TargetView,
+    events_on_fleet,
     in_order,
     pools_of,
     sla_of,
@@ -57,6 +58,21 @@ def test_a_target_row_from_a_fresh_unusable_verdict_and_its_spans() -> None:
     assert view.uptime[0].usable_pct == pytest.approx(75.0)
     assert view.uptime[1].usable_pct == pytest.approx(87.5)  # two days watched, not seven
     assert view.latency_ms == 14.0
+
+
+def test_the_provider_s_events_on_a_target_are_told_beside_its_state_never_instead() -> None:
+    from tests.monitor.status.test_account import view as event
+
+    retiring = event("retire", targets=("gpu-0",))
+    row = target_view(ROW, None, None, (), EDGES, NOW, events=[retiring])
+    assert (row.state, row.events) == ("unknown", (retiring,))  # unknown stays unknown
+    assert summary_of([row]).state == "unknown"
+    up = target_view(ROW, Verdict("up", "up", NOW), None, (), EDGES, NOW, events=[retiring])
+    assert up.state == "up"  # and up stays up: the work has not begun
+    elsewhere = event("elsewhere", targets=("retired-box",))
+    region = event("region", status="open", scope="region", targets=("gpu-0", "gpu-9"))
+    listed = events_on_fleet([retiring, elsewhere, region], [row])
+    assert [e.key for e in listed] == ["region", "retire"]
 
 
 def test_pools_count_only_usable_members_and_a_configured_pool_without_members_is_down() -> None:
