@@ -309,6 +309,7 @@ def _sla_signals(session: Session, config: Config, now: datetime) -> list[Signal
     timelines = spans.spans(session, ids, Span(since, now), now)
     samples = {w.short: _samples(session, ids, now - w.short) for w in pairs}
     born = lifetimes.starts(session, ids)  # imported history counts as the target's life
+    recorded = _recorded_exclusions(session, Span(month_period(month_of(now)).start, now), now)
     signals = []
     for t in targets:
         policy = policies[t.sla_policy or ""]
@@ -321,8 +322,29 @@ def _sla_signals(session: Session, config: Config, now: datetime) -> list[Signal
         signals.append(
             burn_signal(facts, policy, mine, now, counts, config.alerts.burn_min_samples, pairs)
         )
-        signals.append(breach_signal(facts, policy, mine, windows, born[t.id], now))
+        accepted, users = recorded.get(t.name, ([], []))
+        signals.append(
+            breach_signal(facts, policy, mine, [*windows, *accepted], born[t.id], now, users)
+        )
     return signals
+
+
+def _recorded_exclusions(
+    session: Session, period: Span, now: datetime
+) -> dict[str, tuple[list[Span], list[Span]]]:
+    """Per target, the provider's record of what an SLA policy may leave out in ``period``: the
+    windows of maintenance the user accepted, and of the user's own doing (the monthly report
+    reads the same events the same way: monitor/reports/evidence.py)."""
+    found: dict[str, tuple[list[Span], list[Span]]] = {}
+    kinds = ("scheduled_maintenance", "user_initiated")
+    for view in account_events.events(session, period=period, kinds=kinds):
+        span = view.window(now)
+        if span is None or (view.kind == "scheduled_maintenance" and not view.accepted):
+            continue
+        for name in view.targets:
+            accepted, users = found.setdefault(name, ([], []))
+            (users if view.kind == "user_initiated" else accepted).append(span)
+    return found
 
 
 def _claim_signals(session: Session, now: datetime) -> list[Signal]:

@@ -105,14 +105,17 @@ def breach_signal(
     maintenance: Sequence[Span],
     lifetime_start: datetime,
     now: datetime,
+    user_initiated: Sequence[Span] = (),
 ) -> Signal:
     """Firing while month-to-date uptime, as the policy counts it, is below target (a credit is
-    owed). One fingerprint per month, so a new month starts clean."""
+    owed). One fingerprint per month, so a new month starts clean. ``maintenance`` holds the
+    configured windows and the provider's maintenance the user accepted, ``user_initiated`` the
+    provider's record of the user's own doing: left out as the monthly report leaves them out."""
     month = month_of(now)
     period = month_period(month)
     start = max(period.start, lifetime_start)
     elapsed = Span(start, max(now, start + timedelta(microseconds=1)))
-    counted = sla_downtime(outages, maintenance, elapsed, policy)
+    counted = sla_downtime(outages, maintenance, elapsed, policy, user_initiated)
     uptime = uptime_pct(counted, elapsed.end - elapsed.start)
     owed = credit_pct(uptime, policy)
     labels = {**target_labels(target), "sla": policy.name, "month": month}

@@ -761,3 +761,37 @@ def test_the_targets_list_survives_the_outbox_json_and_other_lists_are_refused()
         AlertMessage("fp", "provider_event", "warning", {}, "s", NOW, extra={"x": [1]})  # type: ignore[list-item]
     with pytest.raises(ValueError, match="not a JSON scalar or a list of strings"):
         AlertMessage.from_json({**message.to_json(), "extra": {"x": [{"a": 1}]}})
+
+
+def test_sla_breach_leaves_out_a_restart_the_provider_records_as_the_user_s(
+    session: Session,
+) -> None:
+    """trainer-3 (aws-ec2-instance: 99.5 %) is down 9 h this month; Azure-style Resource Health
+    says 8 h 30 min of it was the user's own restart. Without the record the month to date is
+    below 99.5 %; with it, 30 min are counted: within the SLA, as the monthly report says."""
+    from monitor.db.models import Target
+    from tests.monitor.history.conftest import observed, outage
+
+    config = setup(session)
+    month = datetime(2026, 12, 1, tzinfo=UTC)
+    row = session.scalars(select(Target).where(Target.name == "trainer-3")).one()
+    row.sla_policy, row.created_at = "aws-ec2-instance", month - timedelta(days=30)
+    observed(session, row, month, NOW)
+    outage(session, row, month + timedelta(days=2), month + timedelta(days=2, hours=9))
+    evaluate(session, config, NOW)
+    [breach] = alerts(session, "sla_breach")
+    assert breach.state == "firing"
+    restart = AccountEvent(
+        provider="azure",
+        source="azure_resource_health",
+        key="/subscriptions/s/vm/trainer-3@restart",
+        kind="user_initiated",
+        status="closed",
+        starts_at=month + timedelta(days=2),
+        ends_at=month + timedelta(days=2, hours=8, minutes=30),
+        entities=("i-0abc",),
+    )
+    record(session, [restart], NOW)
+    evaluate(session, config, NOW + timedelta(seconds=30))
+    [breach] = alerts(session, "sla_breach")
+    assert breach.state == "resolved"

@@ -80,3 +80,22 @@ def test_a_breach_fires_with_the_credit_owed_and_is_scoped_to_the_month() -> Non
     later = breach_signal(GPU, policy, [], [], month_start, NOW + timedelta(days=15))
     assert not later.firing
     assert later.fingerprint != signal.fingerprint  # December starts clean
+
+
+def test_a_breach_leaves_out_what_the_provider_records_as_the_user_s_doing() -> None:
+    """The provider's record of a user's restart is left out of the month-to-date uptime as
+    the monthly report leaves it out (``exclude_user_initiated``, on by default); accepted
+    maintenance comes in with the maintenance windows."""
+    policy = BUILTIN_POLICIES["aws-ec2-instance"]
+    month_start = datetime(2026, 11, 1, tzinfo=UTC)
+    outage = Span(month_start + timedelta(days=1), month_start + timedelta(days=1, hours=10))
+    restart = [Span(outage.start, outage.start + timedelta(hours=9, minutes=30))]
+    born = month_start - timedelta(days=30)
+    counted = breach_signal(GPU, policy, [outage], [], born, NOW)
+    left_out = breach_signal(GPU, policy, [outage], [], born, NOW, user_initiated=restart)
+    accepted = breach_signal(GPU, policy, [outage], restart, born, NOW)
+    assert counted.firing
+    assert not left_out.firing  # 30 min of 19.5 days: 99.89 %, above the 99.5 % target
+    assert left_out.extra["uptime_pct"] == pytest.approx(100 * (1 - 1800 / (19.5 * 86400)))
+    assert accepted.extra["uptime_pct"] == left_out.extra["uptime_pct"]
+    assert not accepted.firing
