@@ -317,7 +317,7 @@ def _account_events(session: Session, now: datetime, polled: set[str]) -> Iterat
         labels=["target", "provider", "kind", "event"],
     )
     deadline = GaugeMetricFamily(
-        "slamon_interruption_notice_deadline_seconds",
+        "slamon_interruption_notice_deadline_timestamp_seconds",
         "When an open or upcoming preemption notice takes the target (Unix time; the earliest)",
         labels=["target", "provider"],
     )

@@ -445,7 +445,7 @@ def test_metrics_count_account_events_and_tell_how_soon_each_on_a_target_starts(
     deadlines = {
         key: value
         for (name, key), value in got.items()
-        if name == "slamon_interruption_notice_deadline_seconds"
+        if name == "slamon_interruption_notice_deadline_timestamp_seconds"
     }
     assert deadlines == {(("provider", "aws"), ("target", "gpu-1")): soon.timestamp()}
 
@@ -515,7 +515,7 @@ def test_metric_families_are_named_once_with_units_as_suffixes(
         "slamon_account_events",
         "slamon_account_source_last_success_timestamp_seconds",
         "slamon_account_source_up",
-        "slamon_interruption_notice_deadline_seconds",
+        "slamon_interruption_notice_deadline_timestamp_seconds",
     ]
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
