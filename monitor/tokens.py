@@ -1,7 +1,10 @@
 """API tokens and per-target heartbeat tokens: made here, shown once, stored only as hashes.
 
-Scopes: ``read`` (every GET) and ``admin`` (changes, and every heartbeat); admin implies read.
-A heartbeat token belongs to one target and only lets a job push heartbeats for that target.
+Scopes: ``read`` (every GET), ``admin`` (changes, and every heartbeat) and ``events`` (writing
+account events only: the providers' pushes and the agents' interruption notices, the scope an
+EventBridge API destination or an Azure action group is given); admin implies read and events.
+A heartbeat token belongs to one target and only lets a job push heartbeats (and its agent's
+interruption notices) for that target.
 
 The functions that take a session add or change rows and never commit: the CLI command or the
 API request commits.
@@ -25,12 +28,16 @@ from monitor.errors import SlamonError
 API_PREFIX = "slm_"
 HEARTBEAT_PREFIX = "slmhb_"
 RANDOM_BYTES = 32
-SCOPES = ("read", "admin")
+SCOPES = ("read", "admin", "events")
 MAX_NAME_LENGTH = 100
 MAX_TOKEN_LENGTH = 200  # far above any token we issue; longer input is not worth hashing
 TOUCH_EVERY = timedelta(minutes=1)
 
-_IMPLIED = {"admin": {"admin", "read"}, "read": {"read"}}
+_IMPLIED = {
+    "admin": {"admin", "read", "events"},
+    "read": {"read"},
+    "events": {"events"},
+}
 
 
 # --------------------------------------------------------------------------- pure

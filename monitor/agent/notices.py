@@ -1,8 +1,7 @@
 """`slamon agent --metadata`: the box's metadata service watched beside the GPU readings, each
-interruption notice printed at once as a console event line (``interrupt notice``).
-
-Notices are not pushed to slamon yet: the API has no endpoint for them (a later part of issue 31
-adds one), so this says on the console, the moment the provider does, what is coming and by when.
+interruption notice printed at once as a console event line (``interrupt notice``) and handed to
+the notice pusher (``monitor/agent/notice_push.py``), which sends it to slamon at once: the
+moment the provider says what is coming and by when, the console and slamon say it too.
 """
 
 from __future__ import annotations
@@ -47,11 +46,16 @@ def watch(
     echo: Callable[[str], None],
     acknowledge: bool = False,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    push: Callable[[Notice, bool], None] | None = None,
 ) -> Watch:
-    """Watch ``source`` in daemon threads, echoing each notice's line once, as it appears."""
-    return Watch(
-        lambda notice: echo(notice_line(notice, clock())),
-        source.cloud,
-        source=source,
-        acknowledge=acknowledge,
-    ).start()
+    """Watch ``source`` in daemon threads: each notice, once, as it appears, is echoed as its
+    line, acknowledged when asked (Azure), then handed to ``push`` with whether it was."""
+
+    def heard(notice: Notice) -> None:
+        echo(notice_line(notice, clock()))
+        acknowledged = acknowledge and watching.ack(notice)
+        if push is not None:
+            push(notice, acknowledged)
+
+    watching = Watch(heard, source.cloud, source=source)
+    return watching.start()

@@ -79,7 +79,7 @@ class Pusher:
                 self.outbox.items.popleft()
                 sent += 1
                 continue
-            said = f"{self.endpoint}: HTTP {reply.status_code}: {_said(reply)}"
+            said = f"{self.endpoint}: HTTP {reply.status_code}: {server_said(reply)}"
             if reply.status_code in (413, 422):
                 self.outbox.items.popleft()  # this reading never will be accepted
                 self.outbox.dropped += 1
@@ -93,10 +93,14 @@ class Pusher:
         return {"Authorization": f"Bearer {self.token}"} if self.token else {}
 
 
-def _said(reply: httpx.Response) -> str:
-    """The server's error text (its JSON ``detail``), on one short line."""
+def server_said(reply: httpx.Response) -> str:
+    """The server's error text (slamon's ``error.message``, or a JSON ``detail``), on one
+    short line."""
     try:
-        detail = reply.json().get("detail", reply.text)
+        body = reply.json()
+        error = body.get("error")
+        detail = error.get("message") if isinstance(error, dict) else None
+        detail = detail or body.get("detail", reply.text)
     except (ValueError, AttributeError):
         detail = reply.text
     return " ".join(str(detail).split())[:300]
@@ -108,15 +112,16 @@ def stamped(reading: dict[str, Any], at: datetime) -> dict[str, Any]:
 
 @dataclass
 class Backoff:
-    """Doubling waits after failures, from ``base_s`` up to ``MAX_BACKOFF_S``, with jitter."""
+    """Doubling waits after failures, from ``base_s`` up to ``max_s``, with jitter."""
 
     base_s: float
     failures: int = 0
     jitter: Callable[[], float] = random.random
+    max_s: float = MAX_BACKOFF_S
 
     def failed(self) -> float:
         self.failures += 1
-        wait: float = min(self.base_s * 2.0 ** (self.failures - 1), MAX_BACKOFF_S)
+        wait: float = min(self.base_s * 2.0 ** min(self.failures - 1, 60), self.max_s)
         return wait * (0.8 + 0.4 * self.jitter())
 
     def succeeded(self) -> None:

@@ -9,6 +9,7 @@ from fastapi import FastAPI
 
 from monitor import __version__
 from monitor.api import (
+    account_events,
     alerts,
     channels,
     discovery,
@@ -48,6 +49,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for resource in (providers, incidents, outages, alerts, channels, vantages, sla, discovery):
         app.include_router(resource.router)
     app.include_router(heartbeats.router)
+    app.include_router(account_events.router)
     app.include_router(reports.router)
     app.include_router(silences.router)
     app.include_router(status_page.router)

@@ -1,5 +1,6 @@
 """`slamon agent`: read this box's GPUs and push them to slamon as heartbeats; with
-``--metadata``, also print the box's interruption notices the moment its provider gives them."""
+``--metadata``, also print the box's interruption notices the moment its provider gives them and
+push each to slamon at once (``POST /api/v1/events/notices/{target}``)."""
 
 from __future__ import annotations
 
@@ -55,8 +56,8 @@ def _duration(value: str) -> float:
     "--metadata",
     type=click.Choice(["auto", "aws", "gcp", "azure"]),
     default=None,
-    help="Watch this box's metadata service and print each interruption notice at once "
-    "(not pushed to slamon yet). auto: the cloud whose service answers.",
+    help="Watch this box's metadata service; print each interruption notice and push it to "
+    "slamon at once. auto: the cloud whose service answers.",
 )
 @click.option(
     "--metadata-url",
@@ -66,7 +67,8 @@ def _duration(value: str) -> float:
 @click.option(
     "--acknowledge",
     is_flag=True,
-    help="Azure: acknowledge each scheduled event once printed, so it may start early.",
+    help="Azure: acknowledge each scheduled event once printed, so it may start early "
+    "(slamon stores it as accepted maintenance).",
 )
 def agent(
     url: str,
@@ -100,25 +102,39 @@ def agent(
     interval_s = _duration(interval)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     reader = open_reader(source, nvidia_smi)
-    with httpx.Client() as client, httpx.Client(timeout=2.0) as metadata_client:
+    with (
+        httpx.Client() as client,
+        httpx.Client(timeout=2.0) as metadata_client,
+        httpx.Client() as notice_client,
+    ):
         pusher = Pusher(url, target, token, client, Outbox(capacity))
         runner = Agent(reader, pusher, interval_s)
-        notices = None
+        notices = notice_pusher = None
+        notices_problem = None
         if metadata is not None:
             from monitor.agent import notices as agent_notices
+            from monitor.agent.notice_push import NoticePusher
 
             box = agent_notices.open_source(metadata, metadata_client, metadata_url)
+            notice_pusher = NoticePusher(url, target, token, notice_client)
             if once:
-                _print_notices_now(box)
+                notices_problem = _push_notices_now(box, notice_pusher)
             else:
-                notices = agent_notices.watch(box, _echo, acknowledge)
-                click.echo(f"slamon agent: watching {box.cloud} interruption notices", err=True)
+                notice_pusher.start()
+                notices = agent_notices.watch(box, _echo, acknowledge, push=notice_pusher.push)
+                click.echo(
+                    f"slamon agent: watching {box.cloud} interruption notices "
+                    f"-> {notice_pusher.endpoint}",
+                    err=True,
+                )
         if once:
             flushed = runner.once()
             reader.close()
             problem = flushed.problem or flushed.refused
-            if problem is not None or flushed.sent == 0:
-                raise AgentError(problem or "slamon did not accept the reading")
+            if problem is None and flushed.sent == 0:
+                problem = "slamon did not accept the reading"
+            if problem is not None or notices_problem is not None:
+                raise AgentError("; ".join(p for p in (notices_problem, problem) if p))
             click.echo(f"pushed one reading ({reader.source}) to {pusher.endpoint}")
             return
         click.echo(
@@ -127,6 +143,8 @@ def agent(
         runner.run(stop)
         if notices is not None:
             notices.close()
+        if notice_pusher is not None:
+            notice_pusher.close()
 
 
 def _echo(text: str) -> None:
@@ -134,7 +152,9 @@ def _echo(text: str) -> None:
     sys.stdout.flush()  # at once, not when a pipe's buffer fills
 
 
-def _print_notices_now(box: Any) -> None:
+def _push_notices_now(box: Any, notice_pusher: Any) -> str | None:
+    """``--once``: print and push what the metadata service says now, each notice tried once;
+    why one was not pushed, or None."""
     from datetime import UTC, datetime
 
     from monitor.agent.model import AgentError
@@ -148,5 +168,12 @@ def _print_notices_now(box: Any) -> None:
     now = datetime.now(UTC)
     for notice in polled:
         _echo(notice_line(notice, now))
+        notice_pusher.push(notice)
     if not polled:
         click.echo(f"no interruption notice from {box.cloud}'s metadata service", err=True)
+        return None
+    flushed = notice_pusher.flush()
+    if flushed.problem is not None or flushed.refused is not None:
+        return f"interruption notice not pushed: {flushed.problem or flushed.refused}"
+    click.echo(f"pushed {flushed.sent} interruption notice(s) to {notice_pusher.endpoint}")
+    return None

@@ -25,10 +25,11 @@ def token() -> None:
 @click.argument("name")
 @click.option(
     "--scope",
-    type=click.Choice(["read", "admin"]),
+    type=click.Choice(["read", "admin", "events"]),
     default="read",
     show_default=True,
-    help="read: every GET; admin: also register/retire targets and push heartbeats.",
+    help="read: every GET; admin: also register/retire targets and push heartbeats; "
+    "events: only push account events (POST /api/v1/events/...).",
 )
 def create(name: str, scope: str) -> None:
     """Create a token called NAME and print it, this once."""

@@ -46,10 +46,15 @@ def test_a_token_is_stored_only_as_its_sha256(session: Session) -> None:
         pytest.param("admin", "read", True, id="admin-implies-read"),
         pytest.param("read", "read", True, id="read-may-read"),
         pytest.param("read", "admin", False, id="read-may-not-admin"),
+        pytest.param("admin", "events", True, id="admin-may-push-events"),
+        pytest.param("events", "events", True, id="events-may-push-events"),
+        pytest.param("events", "read", False, id="events-may-not-read"),
+        pytest.param("events", "admin", False, id="events-may-not-admin"),
+        pytest.param("read", "events", False, id="read-may-not-push-events"),
         pytest.param("bogus", "read", False, id="unknown-scope-may-nothing"),
     ],
 )
-def test_scopes_admin_implies_read_and_not_the_reverse(
+def test_scopes_admin_implies_read_and_events_and_not_the_reverse(
     granted: str, needed: str, allowed: bool
 ) -> None:
     assert tokens.scope_allows(granted, needed) is allowed

@@ -1,8 +1,10 @@
 """`slamon agent --metadata`: each interruption notice printed at once as a console event line
-(not pushed to slamon: no endpoint yet); a metadata service that is not there is one line."""
+(and pushed: tests/monitor/agent/test_notice_push.py); a metadata service that is not there is
+one line."""
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -90,8 +92,10 @@ def test_once_with_metadata_prints_the_notices_there_now(tmp_path: Path) -> None
     assert "interrupt notice  aws preemption " in result.output
     assert "[2026-12-04T22:02:00Z terminate]" in result.output
     assert "pushed one reading (nvidia-smi)" in result.output
-    assert len(slamon.requests) == 1  # the reading; the notice is not pushed
-    assert b"preemption" not in slamon.requests[0][1]
+    assert "pushed 1 interruption notice(s)" in result.output
+    notice, reading = (json.loads(body) for _, body in slamon.requests)  # in this order
+    assert (notice["cloud"], notice["kind"]) == ("aws", "preemption")
+    assert "gpus" in reading
 
 
 def test_once_with_an_absent_metadata_service_fails_in_one_line(tmp_path: Path) -> None:

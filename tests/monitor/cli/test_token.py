@@ -110,7 +110,7 @@ def test_revoke_stops_the_token_and_list_shows_when(workdir: Path) -> None:
         ),
         pytest.param(
             ("token", "create", "x", "--scope", "root"),
-            "Error: Invalid value for '--scope': 'root' is not one of 'read', 'admin'.",
+            "Error: Invalid value for '--scope': 'root' is not one of 'read', 'admin', 'events'.",
             id="unknown-scope",
         ),
     ],
