@@ -468,6 +468,22 @@ def test_an_agents_notice_is_stored_for_its_target(world: World) -> None:
     assert event["accepted"] is False
 
 
+def test_a_notice_fires_interruption_notice_at_once_with_no_evaluation(world: World) -> None:
+    body = notice(cloud="aws", kind="preemption", key="2026-12-04T22:02:00Z terminate")
+    assert world.post("/api/v1/events/notices/box-1", world.box, json=body).status_code == 201
+    response: Any = world.api.get(
+        "/api/v1/alerts", headers={"Authorization": f"Bearer {world.read}"}
+    )
+    (alert,) = response.json()["items"]
+    assert (alert["rule"], alert["state"], alert["severity"]) == (
+        "interruption_notice",
+        "firing",
+        "critical",
+    )
+    assert alert["labels"]["target"] == "box-1"
+    assert alert["labels"]["event"] == "aws:box-1:2026-12-04T22:02:00Z terminate"
+
+
 def test_an_acknowledged_notice_is_accepted_maintenance(world: World) -> None:
     world.post("/api/v1/events/notices/box-1", world.box, json=notice(acknowledged=True))
     assert world.listed()["items"][0]["accepted"] is True
