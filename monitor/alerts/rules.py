@@ -268,6 +268,10 @@ ACCOUNT_RULES = ("interruption_notice", "scheduled_maintenance", "provider_event
 ACTIVE = frozenset({"upcoming", "open"})
 MAINTENANCE_KINDS = frozenset({"scheduled_maintenance", "retirement"})
 INTERRUPTION_GRACE = timedelta(minutes=10)  # a notice this long past its deadline is over
+# A box's metadata service says when a notice appears, never that it is over: a notice with no
+# time of its own (a rebalance recommendation, an Azure event not yet scheduled) is over this
+# long after it was last heard, and an agent's maintenance notice this long after it starts.
+AGENT_NOTICE_LIFETIME = timedelta(hours=1)
 KIND_WORDS = {"scheduled_maintenance": "scheduled maintenance", "retirement": "retirement"}
 NAMED_TARGETS = 5  # a summary names this many targets, then "and N more"
 WORDS_CHARS = 200  # the provider's words in a summary: their first line, cut here
@@ -294,7 +298,8 @@ def from_account_event(
 def from_interruption(event: AccountEventView, target: TargetFacts, now: datetime) -> Signal:
     """``interruption_notice`` (critical): the provider takes ``target`` back at the event's
     start, its deadline. Firing while the notice is upcoming or open and not
-    ``INTERRUPTION_GRACE`` past its deadline (a notice without one fires until it closes);
+    ``INTERRUPTION_GRACE`` past its deadline (a notice without one: ``AGENT_NOTICE_LIFETIME``
+    after it was last heard);
     resolved once it is closed or that late. ``extra`` carries the ``deadline`` (ISO 8601 UTC,
     or None) and the whole ``seconds_left`` at ``now`` (None without a deadline, 0 once past)."""
     deadline = event.starts_at
@@ -302,7 +307,11 @@ def from_interruption(event: AccountEventView, target: TargetFacts, now: datetim
     labels = {**target_labels(facts), "kind": event.kind, "event": event.key}
     identity = {"target": target.name, "provider": event.provider, "event": event.key}
     left = None if deadline is None else max(0, int((deadline - now).total_seconds()))
-    late = deadline is not None and now >= deadline + INTERRUPTION_GRACE
+    late = (
+        now >= deadline + INTERRUPTION_GRACE
+        if deadline is not None
+        else now >= event.last_seen_at + AGENT_NOTICE_LIFETIME
+    )
     what = f"{target.name}: {event.provider} {event.kind}"
     if event.status in ACTIVE and not late:
         firing, at = True, min(event.first_seen_at, now)
@@ -313,6 +322,9 @@ def from_interruption(event: AccountEventView, target: TargetFacts, now: datetim
     elif event.status in ACTIVE and deadline is not None:
         firing, at = False, deadline + INTERRUPTION_GRACE
         summary = f"{what} at {_utc(deadline)} is past"
+    elif event.status in ACTIVE:
+        firing, at = False, event.last_seen_at + AGENT_NOTICE_LIFETIME
+        summary = f"{what} (no deadline given) was last heard at {_utc(event.last_seen_at)}"
     else:
         firing, at, summary = False, _ended_at(event, now), f"{what} is over"
     extra: dict[str, object] = {
@@ -338,6 +350,8 @@ def from_maintenance(
     identity = {"provider": event.provider, "event": event.key}
     names = [t.name for t in targets]
     ended = event.ends_at is not None and event.ends_at <= now
+    if event.via == "agent" and event.ends_at is None:  # the box never hears it end
+        ended = now >= (event.starts_at or event.last_seen_at) + AGENT_NOTICE_LIFETIME
     what = f"{event.provider} {KIND_WORDS[event.kind]} of {_named(names)}"
     remind_at = None
     if event.status in ACTIVE and not ended:

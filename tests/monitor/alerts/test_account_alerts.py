@@ -795,3 +795,26 @@ def test_sla_breach_leaves_out_a_restart_the_provider_records_as_the_user_s(
     evaluate(session, config, NOW + timedelta(seconds=30))
     [breach] = alerts(session, "sla_breach")
     assert breach.state == "resolved"
+
+
+def test_an_agent_s_notice_without_a_time_of_its_own_is_over_an_hour_after_it_was_heard() -> None:
+    """A rebalance recommendation has no deadline and the box never says it is over: it fires,
+    then resolves an hour after it was last heard (not until the target is retired)."""
+    rebalance = view(starts_at=None, raw_type="metadata:rebalance")
+    assert from_interruption(rebalance, TRAINER, NOW + 59 * timedelta(minutes=1)).firing
+    over = from_interruption(rebalance, TRAINER, NOW + HOUR)
+    assert not over.firing
+    assert over.at == NOW + HOUR
+    heard_again = replace(rebalance, last_seen_at=NOW + HOUR / 2)
+    assert from_interruption(heard_again, TRAINER, NOW + HOUR).firing
+
+
+def test_an_agent_s_maintenance_notice_is_over_an_hour_after_it_starts() -> None:
+    """GCE's host maintenance or Azure's redeploy, as the box heard it: no end is ever told."""
+    host = view(kind="scheduled_maintenance", starts_at=NOW + timedelta(seconds=60))
+    [during] = from_account_event(host, [TRAINER], NOW + timedelta(minutes=30), HOUR)
+    [after] = from_account_event(host, [TRAINER], NOW + timedelta(seconds=60) + HOUR, HOUR)
+    assert (during.rule, during.firing, after.firing) == ("scheduled_maintenance", True, False)
+    polled = replace(host, via="poll")  # a provider API says when it ends (or closes it)
+    [still] = from_account_event(polled, [TRAINER], NOW + 2 * HOUR, HOUR)
+    assert still.firing
