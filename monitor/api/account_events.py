@@ -71,7 +71,7 @@ MAX_PUSH_BYTES = 256 * 1024  # EventBridge's largest event; an action group's al
 MAX_NOTICE_BYTES = 16 * 1024
 # the stored columns' widths (monitor/db/models.py AccountEventRecord)
 MAX_KEY = 500
-MAX_REGION = 64
+MAX_REGION = 500
 MAX_SERVICE = 100
 MAX_DETAIL = 2000  # a notice's words (the agent cuts them to this)
 NoticeKind = Literal[

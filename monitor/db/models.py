@@ -215,7 +215,7 @@ class AccountEventRecord(IdMixin, Base):
     starts_at: Mapped[datetime | None]
     ends_at: Mapped[datetime | None]
     updated_at: Mapped[datetime | None]  # the provider's own last-update time
-    region: Mapped[str | None] = mapped_column(String(64))
+    region: Mapped[str | None] = mapped_column(String(500))  # one or several, comma-separated
     service: Mapped[str | None] = mapped_column(String(100))
     title: Mapped[str] = mapped_column(String(500), default="")
     detail: Mapped[str] = mapped_column(Text, default="")

@@ -40,7 +40,7 @@ def upgrade() -> None:
         sa.Column("starts_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("ends_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=True),
-        sa.Column("region", sa.String(64), nullable=True),
+        sa.Column("region", sa.String(500), nullable=True),
         sa.Column("service", sa.String(100), nullable=True),
         sa.Column("title", sa.String(500), nullable=False),
         sa.Column("detail", sa.Text(), nullable=False),
