@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, Protocol, get_args
 
 from pydantic import (
     AfterValidator,
@@ -377,6 +377,30 @@ class ScheduleConfig(Strict):
 TEMPLATE_FIELDS = frozenset(TargetConfig.model_fields) - {"instance_id"}
 
 
+class SourceKind(Protocol):
+    """What the config checks of a discovery or an account event source kind (their records
+    are peers: ``monitor.discovery.kind.DiscoveryKind``, ``monitor.account.kind.AccountKind``)."""
+
+    @property
+    def options(self) -> type[BaseModel]: ...
+
+    def missing_extra(self) -> str | None: ...
+
+
+def check_kind_options(kind: SourceKind, name: str, given: dict[str, Any] | None) -> None:
+    """A source's own options (the keys beyond every source's) against its kind's model, and
+    its kind's SDK: ``ValueError`` naming the first bad option, or the extra to install."""
+    try:
+        kind.options.model_validate(given or {})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or name
+        raise ValueError(f"{where}: {first['msg']}") from None
+    missing = kind.missing_extra()
+    if missing:
+        raise ValueError(missing)
+
+
 class DiscoveryConfig(BaseModel):
     """One discovery source: where instances are listed, how often, and the target each gets.
 
@@ -424,16 +448,7 @@ class DiscoveryConfig(BaseModel):
 
     @model_validator(mode="after")
     def _kind_options(self) -> DiscoveryConfig:
-        kind = DISCOVERY_KINDS[self.kind]
-        try:
-            kind.options.model_validate(self.model_extra or {})
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or self.kind
-            raise ValueError(f"{where}: {first['msg']}") from None
-        missing = kind.missing_extra()
-        if missing:
-            raise ValueError(missing)
+        check_kind_options(DISCOVERY_KINDS[self.kind], self.kind, self.model_extra)
         return self
 
     @property
@@ -466,16 +481,7 @@ class AccountSourceConfig(BaseModel):
 
     @model_validator(mode="after")
     def _kind_options(self) -> AccountSourceConfig:
-        kind = ACCOUNT_KINDS[self.kind]
-        try:
-            kind.options.model_validate(self.model_extra or {})
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or self.kind
-            raise ValueError(f"{where}: {first['msg']}") from None
-        missing = kind.missing_extra()
-        if missing:
-            raise ValueError(missing)
+        check_kind_options(ACCOUNT_KINDS[self.kind], self.kind, self.model_extra)
         return self
 
     @property
