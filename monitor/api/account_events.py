@@ -34,7 +34,6 @@ from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, ConfigDict, Field, RootModel, StringConstraints
 from sqlalchemy.orm import Session
 
-from monitor import tokens
 from monitor.account.kinds.aws_health import from_eventbridge
 from monitor.account.kinds.azure_resource_health import from_service_health_alert
 from monitor.account.model import AccountEvent, EventKind, EventStatus
@@ -46,13 +45,11 @@ from monitor.api.auth import (
     Guard,
     ReadToken,
     authenticate,
-    insufficient_scope,
-    presented_token,
     require_scope,
-    unauthorized,
 )
 from monitor.api.deps import AppState, app_state
 from monitor.api.errors import ApiError, body_reader, error_responses, parse_body
+from monitor.api.heartbeats import target_pusher
 from monitor.api.schemas import Instant, Limit, Offset
 from monitor.api.targets import DEFAULT_LIMIT, Filter, find_target
 from monitor.db.base import utcnow
@@ -282,30 +279,8 @@ WebhookToken = Annotated[ApiToken, Depends(require_events_header_or_url)]
 State = Annotated[AppState, Depends(app_state)]
 
 
-def authorize_notice(
-    target: str, credentials: Credentials, session: DbSession, guard: Guard
-) -> Target:
-    """The live target ``target`` when the bearer token may push its notices: an events or
-    admin token, or the target's own heartbeat token (as for its heartbeats).
-
-    401: no token, or one that is neither an API token nor this target's heartbeat token;
-    403: a read-scope API token; 404: the caller may push, but the target is unknown or retired.
-    """
-    presented = presented_token(credentials)
-    guard.before_lookup(presented)
-    api_token = tokens.verify(session, presented)
-    row = find_target(session, target)
-    if api_token is not None:
-        if not tokens.scope_allows(api_token.scope, "events"):
-            raise insufficient_scope("events")
-    elif row is None or not tokens.heartbeat_token_matches(row, presented):
-        error = unauthorized(f"the token is not valid for target {target!r}", invalid=True)
-        raise guard.refuse(presented, error)
-    if row is None:
-        raise ApiError(404, f"no target named {target!r}")
-    if row.retired_at is not None:
-        raise ApiError(404, f"target {target!r} is retired")
-    return row
+# an events or admin token, or the target's own heartbeat token (as for its heartbeats)
+authorize_notice = target_pusher("events")
 
 
 # --------------------------------------------------------------------------- the routes

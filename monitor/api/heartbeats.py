@@ -12,6 +12,7 @@ that waited out an outage in the agent's outbox (``at`` more than ``FRESH_S`` ag
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Annotated, Any
 
@@ -83,30 +84,38 @@ class HeartbeatAccepted(BaseModel):
     at: datetime
 
 
-def authorize_heartbeat(
-    target: str, credentials: Credentials, session: DbSession, guard: Guard
-) -> Target:
-    """The live target ``target`` when the bearer token may push for it.
+def target_pusher(scope: str) -> Callable[..., Target]:
+    """A dependency authorizing a push for one target: an API token of ``scope`` (or one that
+    implies it), or the target's own heartbeat token. It gives the live target.
 
     401: no token, or one that is neither an API token nor this target's heartbeat token
-    (another target's heartbeat token included); 403: a read-scope API token;
+    (another target's heartbeat token included); 403: an API token without ``scope``;
     404: the caller may push, but the target is unknown or retired.
     """
-    presented = presented_token(credentials)
-    guard.before_lookup(presented)
-    api_token = tokens.verify(session, presented)
-    row = find_target(session, target)
-    if api_token is not None:
-        if not tokens.scope_allows(api_token.scope, "admin"):
-            raise insufficient_scope("admin")
-    elif row is None or not tokens.heartbeat_token_matches(row, presented):
-        error = unauthorized(f"the token is not valid for target {target!r}", invalid=True)
-        raise guard.refuse(presented, error)
-    if row is None:
-        raise ApiError(404, f"no target named {target!r}")
-    if row.retired_at is not None:
-        raise ApiError(404, f"target {target!r} is retired")
-    return row
+
+    def authorize(
+        target: str, credentials: Credentials, session: DbSession, guard: Guard
+    ) -> Target:
+        presented = presented_token(credentials)
+        guard.before_lookup(presented)
+        api_token = tokens.verify(session, presented)
+        row = find_target(session, target)
+        if api_token is not None:
+            if not tokens.scope_allows(api_token.scope, scope):
+                raise insufficient_scope(scope)
+        elif row is None or not tokens.heartbeat_token_matches(row, presented):
+            error = unauthorized(f"the token is not valid for target {target!r}", invalid=True)
+            raise guard.refuse(presented, error)
+        if row is None:
+            raise ApiError(404, f"no target named {target!r}")
+        if row.retired_at is not None:
+            raise ApiError(404, f"target {target!r} is retired")
+        return row
+
+    return authorize
+
+
+authorize_heartbeat = target_pusher("admin")
 
 
 @router.post(
