@@ -437,7 +437,7 @@ def store(
     (done,) = record(session, [event], now, via, accepted=accepted, target=target)
     on_account_events(session, state.config, now, public_url=state.settings.public_url)
     session.commit()
-    view = next(v for v in events(session) if v.id == done.id)
+    (view,) = events(session, ids=[done.id])
     response.status_code = 201 if done.outcome == "new" else 200
     return {
         "id": view.id,

@@ -26,6 +26,7 @@ from monitor.db.models import AccountSource
 from monitor.errors import EventPollFailed
 from monitor.events import emitting, words
 from monitor.fleet.account_store import Recorded, record
+from monitor.history import account_events
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,18 +95,18 @@ def due_sources(session: Session, config: Config, now: datetime) -> list[Account
     return due
 
 
-def announce(
-    session: Session, events: Sequence[AccountEvent], recorded: Sequence[Recorded], now: datetime
-) -> None:
-    """One console line per event slamon had not seen, once its transaction commits."""
-    fresh = {(r.provider, r.key) for r in recorded if r.outcome == "new"}
-    for event in events:
-        if (event.provider, event.key) in fresh:
-            fresh.discard((event.provider, event.key))
-            text = words.account_event_text(
-                event.provider, event.kind, event.title, event.starts_at, event.entities, now=now
-            )
-            emitting.after_commit(session, words.ACCOUNT_EVENT, text)
+def announce(session: Session, recorded: Sequence[Recorded], now: datetime) -> None:
+    """One console line per event slamon had not seen, naming the targets it is about, once
+    its transaction commits."""
+    fresh = [r.id for r in recorded if r.outcome == "new"]
+    if not fresh:
+        return
+    for view in reversed(account_events.events(session, ids=fresh)):  # oldest start first
+        named = view.targets or view.entities
+        text = words.account_event_text(
+            view.provider, view.kind, view.title, view.starts_at, named, now=now
+        )
+        emitting.after_commit(session, words.ACCOUNT_EVENT, text)
 
 
 def _failed(session: Session, source: AccountSourceConfig, now: datetime, error: str) -> None:
@@ -128,7 +129,7 @@ def _succeeded(
     if state.consecutive_failures:
         text = words.polls_back_text(source.name, state.consecutive_failures)
         emitting.after_commit(session, words.EVENTS_BACK, text)
-    announce(session, events, recorded, now)
+    announce(session, recorded, now)
     updates = [e.updated_at for e in events if e.updated_at is not None]
     if state.checkpoint is not None:
         updates.append(state.checkpoint)

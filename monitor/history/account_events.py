@@ -85,10 +85,14 @@ def events(
     kinds: Iterable[str] = (),
     statuses: Iterable[str] = (),
     limit: int | None = None,
+    ids: Iterable[int] | None = None,
 ) -> list[AccountEventView]:
     """Stored account events, newest start first: those whose window overlaps ``period``,
-    of ``kinds`` and ``statuses`` (any when empty), about ``target`` when given."""
+    of ``kinds`` and ``statuses`` (any when empty), about ``target`` when given, among the
+    stored ``ids`` when given."""
     query = select(AccountEventRecord)
+    if ids is not None:
+        query = query.where(AccountEventRecord.id.in_(list(ids)))
     if period is not None:
         start = AccountEventRecord.starts_at
         query = query.where(

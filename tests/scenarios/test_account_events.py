@@ -336,6 +336,8 @@ def test_a_scheduled_retirement_alerts_ahead_reminds_and_explains_its_outage(liv
         [RETIRING],
     ), stored
     assert arn in _page(live, f"/targets/{RETIRING}"), "the target's page lacks the retirement"
+    told = f"account event     aws retirement from {start:%H:%M:%S}Z on {RETIRING}: "
+    assert told in live.deployment.log_tail(200_000), "the console does not name the target"
     assert _account_metric(live, "slamon_account_event_starts_in_seconds", target=RETIRING)
 
     # the reminder: once, REMINDER_S before the start, before the work begins
