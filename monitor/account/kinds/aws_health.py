@@ -9,6 +9,19 @@ without a Business, Enterprise On-Ramp or Enterprise support plan is refused wit
 that fails (unreachable, unauthorized, throttled, a malformed answer) fails the whole poll with
 one line: the checkpoint advances only after a clean one.
 
+With ``organization: true`` the source reads the organizational view instead, from the
+management (or a delegated administrator) account: DescribeEventsForOrganization page after page
+(``filter.lastUpdatedTime.from`` the checkpoint), then, for each event not ``PUBLIC``, the
+accounts it affects (DescribeAffectedAccountsForOrganization), its description
+(DescribeEventDetailsForOrganization, ten ``{eventArn, awsAccountId}`` a call: a public event
+without an account, an account-specific one with the first account it affects) and its entities
+in every account (DescribeAffectedEntitiesForOrganization, ten
+``organizationEntityAccountFilters`` a call). An event in several accounts is still one event,
+keyed by its ARN; its entities are the union of every account's. An organization whose view is
+not enabled fails the poll with one line saying how to enable it (AWS documents no error code
+for it: a refused DescribeEventsForOrganization is explained by
+DescribeHealthServiceStatusForOrganization where that answers).
+
 The answers are turned into events by pure functions (:func:`events`, :func:`event`), tested on
 a recorded DescribeEvents answer (tests/fixtures/account/), and so is an EventBridge delivery of
 the same event (:func:`from_eventbridge`), for the push endpoint.
@@ -17,8 +30,8 @@ the same event (:func:`from_eventbridge`), for the push endpoint.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import datetime
-from typing import Any, Literal
+from datetime import UTC, datetime
+from typing import Any, Literal, TypeVar
 
 from pydantic import Field
 
@@ -37,10 +50,16 @@ from monitor.account.model import (
 NAME = "aws_health"
 API_REGION = "us-east-1"  # the Health API's global endpoint
 BATCH = 10  # DescribeEventDetails and DescribeAffectedEntities take at most ten event ARNs
+# and their organization forms at most ten {eventArn, awsAccountId} filters
 SUPPORT_PLAN = (
     "the AWS Health API needs a Business, Enterprise On-Ramp or Enterprise support plan "
     "(SubscriptionRequiredException)"
 )
+ENABLE_VIEW = (
+    "run `aws health enable-health-service-access-for-organization` from the management account"
+)
+THROTTLED = frozenset({"ThrottlingException", "TooManyRequestsException"})
+Batched = TypeVar("Batched")
 Category = Literal["issue", "accountNotification", "scheduledChange", "investigation"]
 
 
@@ -50,10 +69,17 @@ class AwsHealthOptions(SourceOptions):
     categories: tuple[Category, ...] = ()  # empty: all
     profile: str | None = None  # a named profile of the shared credentials files
     endpoint_url: str | None = Field(default=None, pattern=r"^https?://")
+    # the organizational view, read from the management or a delegated administrator account
+    organization: bool = False
 
 
 class MalformedEvent(ValueError):
     """An event document that is not the shape AWS documents; the message names the field."""
+
+
+class ViewNotEnabled(Exception):
+    """The organization's view is not enabled; the message is its
+    ``healthServiceAccessStatusForOrganization``."""
 
 
 def list_events(options: AwsHealthOptions, context: EventPollContext) -> Sequence[AccountEvent]:
@@ -75,13 +101,23 @@ def list_events(options: AwsHealthOptions, context: EventPollContext) -> Sequenc
             "health", region_name=API_REGION, endpoint_url=options.endpoint_url, config=config
         )
         try:
-            return _poll(client, options, context.since)
+            if not options.organization:
+                return _poll(client, options, context.since)
+            try:
+                return _poll_organization(client, options, context.since)
+            except ClientError as exc:
+                if exc.operation_name == "DescribeEventsForOrganization":
+                    _explain_refusal(client, exc, ClientError)
+                raise
         finally:
             client.close()
     except ClientError as exc:
         if client_error_code(exc) == "SubscriptionRequiredException":
             raise failed(NAME, SUPPORT_PLAN) from None
         raise failed(NAME, client_error(exc)) from None
+    except ViewNotEnabled as exc:
+        said = f"the organizational view is not enabled ({exc}): {ENABLE_VIEW}"
+        raise failed(NAME, said) from None
     except (BotoCoreError, ResponseParserError) as exc:  # the latter is no BotoCoreError
         raise failed(NAME, f"{type(exc).__name__}: {exc}") from None
     except MalformedEvent as exc:
@@ -104,6 +140,122 @@ def _poll(client: Any, options: AwsHealthOptions, since: datetime | None) -> lis
     return events(pages, descriptions, entities)
 
 
+def _poll_organization(
+    client: Any, options: AwsHealthOptions, since: datetime | None
+) -> list[AccountEvent]:
+    paginator = client.get_paginator("describe_events_for_organization")
+    pages = list(paginator.paginate(filter=organization_event_filter(options, since)))
+    found = events(pages)  # a malformed page fails before more calls
+    public = public_events(pages)
+    accounts: dict[str, list[str]] = {}
+    for arn in dict.fromkeys(listed.key for listed in found):
+        if arn not in public:
+            paginator = client.get_paginator("describe_affected_accounts_for_organization")
+            accounts[arn] = [
+                account
+                for page in paginator.paginate(eventArn=arn)
+                for account in affected_accounts(page)
+            ]
+    descriptions: dict[str, str] = {}
+    for batch in _batches(detail_filters([e.key for e in found], accounts)):
+        answer = client.describe_event_details_for_organization(
+            organizationEventDetailFilters=batch
+        )
+        descriptions.update(details(answer))
+    entities: dict[str, list[str]] = {}
+    for batch in _batches(entity_filters(accounts)):
+        paginator = client.get_paginator("describe_affected_entities_for_organization")
+        for page in paginator.paginate(organizationEntityAccountFilters=batch):
+            for arn, values in affected(page).items():
+                entities.setdefault(arn, []).extend(values)
+    return one_per_arn(events(pages, descriptions, entities))
+
+
+def one_per_arn(found: Sequence[AccountEvent]) -> list[AccountEvent]:
+    """``found`` with one event per ARN, its latest reading, in the order first seen (pure): an
+    event the organizational view lists more than once is still one event."""
+    latest: dict[str, AccountEvent] = {}
+    for item in found:
+        seen = latest.get(item.key)
+        if seen is None or _reading(item) > _reading(seen):
+            latest[item.key] = item
+    return list(latest.values())
+
+
+def _reading(found: AccountEvent) -> datetime:
+    return found.updated_at or datetime.min.replace(tzinfo=UTC)
+
+
+def _explain_refusal(client: Any, refused: Exception, client_error: type[Exception]) -> None:
+    """Raise :class:`ViewNotEnabled` where DescribeEventsForOrganization was refused because the
+    organization's view is not enabled, as DescribeHealthServiceStatusForOrganization says;
+    return where it is, or where that cannot be told (the refusal then stands as it is)."""
+    if client_error_code(refused) in {"SubscriptionRequiredException", *THROTTLED}:
+        return
+    try:
+        answer = client.describe_health_service_status_for_organization()
+    except client_error:
+        return
+    status = str(answer.get("healthServiceAccessStatusForOrganization") or "")
+    if status and status != "ENABLED":
+        raise ViewNotEnabled(f"healthServiceAccessStatusForOrganization: {status}")
+
+
+def organization_event_filter(options: AwsHealthOptions, since: datetime | None) -> dict[str, Any]:
+    """DescribeEventsForOrganization's ``filter`` (an ``OrganizationEventFilter``) for
+    ``options`` and the checkpoint ``since``: ``lastUpdatedTime`` is one range, not a list."""
+    wanted = event_filter(options, None)
+    if since is not None:
+        wanted["lastUpdatedTime"] = {"from": since}
+    return wanted
+
+
+def public_events(pages: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The ARNs of DescribeEventsForOrganization's ``pages`` whose ``eventScopeCode`` is
+    ``PUBLIC``: they affect no account of their own (pure)."""
+    return {
+        str(raw.get("arn"))
+        for page in pages
+        for raw in page.get("events") or []
+        if raw.get("eventScopeCode") == "PUBLIC"
+    }
+
+
+def affected_accounts(page: Mapping[str, Any]) -> list[str]:
+    """The account ids of a DescribeAffectedAccountsForOrganization page (pure). Raises
+    :class:`MalformedEvent` where ``affectedAccounts`` is not a list of account ids."""
+    found = page.get("affectedAccounts") or []
+    if not isinstance(found, list) or not all(isinstance(a, str) and a for a in found):
+        raise MalformedEvent(f"affectedAccounts: {found!r}, not a list of account ids")
+    return list(found)
+
+
+def detail_filters(
+    arns: Sequence[str], accounts: Mapping[str, Sequence[str]]
+) -> list[dict[str, str]]:
+    """DescribeEventDetailsForOrganization's ``organizationEventDetailFilters`` (pure): one per
+    event, a public event's (not in ``accounts``) without an account, an account-specific one's
+    with the first account it affects (its description is the event's, whichever account asks);
+    an account-specific event that affects no account has no description to ask for."""
+    found = []
+    for arn in dict.fromkeys(arns):
+        if arn not in accounts:
+            found.append({"eventArn": arn})
+        elif accounts[arn]:
+            found.append({"eventArn": arn, "awsAccountId": accounts[arn][0]})
+    return found
+
+
+def entity_filters(accounts: Mapping[str, Sequence[str]]) -> list[dict[str, str]]:
+    """DescribeAffectedEntitiesForOrganization's ``organizationEntityAccountFilters`` (pure): an
+    event's ARN with each account it affects."""
+    return [
+        {"eventArn": arn, "awsAccountId": account}
+        for arn, ids in accounts.items()
+        for account in dict.fromkeys(ids)
+    ]
+
+
 def event_filter(options: AwsHealthOptions, since: datetime | None) -> dict[str, Any]:
     """DescribeEvents' ``filter`` for ``options`` and the checkpoint ``since``."""
     wanted: dict[str, Any] = {}
@@ -118,9 +270,9 @@ def event_filter(options: AwsHealthOptions, since: datetime | None) -> dict[str,
     return wanted
 
 
-def _batches(arns: Sequence[str]) -> Iterator[list[str]]:
-    for start in range(0, len(arns), BATCH):
-        yield list(arns[start : start + BATCH])
+def _batches(items: Sequence[Batched]) -> Iterator[list[Batched]]:
+    for start in range(0, len(items), BATCH):
+        yield list(items[start : start + BATCH])
 
 
 def details(answer: Mapping[str, Any]) -> dict[str, str]:

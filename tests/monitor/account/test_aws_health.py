@@ -330,3 +330,236 @@ def test_the_options_refuse_an_unknown_category_and_key() -> None:
         AwsHealthOptions.model_validate({"categories": ["outage"]})
     with pytest.raises(ValueError, match="region_name"):
         AwsHealthOptions.model_validate({"region_name": "us-east-1"})
+
+
+# --- the organizational view, against the Health API's JSON protocol ----------------------------
+
+ALICE, BOB = "111111111111", "222222222222"
+HOUR = timedelta(hours=1)
+
+
+def org_event(n: int, scope: str = "ACCOUNT_SPECIFIC") -> dict[str, Any]:
+    return {**health_event(n), "eventScopeCode": scope}
+
+
+class OrganizationHealthApi:
+    """The organizational view of an organization of two accounts: ``count`` account-specific
+    retirements, event 0 in both accounts (``i-a0`` in Alice's, ``i-b0`` in Bob's), the rest in
+    Alice's alone; and one public issue, which affects no account. DescribeEventsForOrganization
+    answers two pages; DescribeAffectedEntitiesForOrganization one page per call, each account's
+    entities as the filters ask. ``status`` is what DescribeHealthServiceStatusForOrganization
+    answers."""
+
+    def __init__(self, count: int) -> None:
+        public = {
+            **health_event(99, "AWS_EC2_OPERATIONAL_ISSUE"),
+            "eventTypeCategory": "issue",
+            "statusCode": "open",
+            "eventScopeCode": "PUBLIC",
+        }
+        self.events = [org_event(n) for n in range(count)] + [public]
+        self.accounts = {e["arn"]: [ALICE] for e in self.events[:count]}
+        self.accounts[self.events[0]["arn"]] = [ALICE, BOB]
+        self.status = "ENABLED"
+
+    def __call__(self, operation: str, params: dict[str, Any]) -> tuple[int, object]:
+        if operation == "DescribeEventsForOrganization":
+            half = (len(self.events) + 1) // 2
+            if params.get("nextToken") == "page-2":
+                return 200, {"events": self.events[half:]}
+            return 200, {"events": self.events[:half], "nextToken": "page-2"}
+        if operation == "DescribeAffectedAccountsForOrganization":
+            arn = params["eventArn"]
+            scope = "ACCOUNT_SPECIFIC" if arn in self.accounts else "PUBLIC"
+            return 200, {"affectedAccounts": self.accounts.get(arn, []), "eventScopeCode": scope}
+        if operation == "DescribeEventDetailsForOrganization":
+            found = []
+            for asked in params["organizationEventDetailFilters"]:
+                arn, account = asked["eventArn"], asked.get("awsAccountId")
+                if (account is None) != (arn not in self.accounts):
+                    return 400, json_error("ValidationException", f"scope of {arn}")
+                found.append(
+                    {
+                        "awsAccountId": account,
+                        "event": {"arn": arn},
+                        "eventDescription": {"latestDescription": f"{arn[-2:]} for {account}"},
+                    }
+                )
+            return 200, {"successfulSet": found, "failedSet": []}
+        if operation == "DescribeAffectedEntitiesForOrganization":
+            entities = []
+            for asked in params["organizationEntityAccountFilters"]:
+                arn, account = asked["eventArn"], asked["awsAccountId"]
+                n = arn.rpartition("_")[2]
+                prefix = "i-a" if account == ALICE else "i-b"
+                if account in self.accounts.get(arn, []):
+                    entities.append(
+                        {"eventArn": arn, "awsAccountId": account, "entityValue": prefix + n}
+                    )
+            return 200, {"entities": entities}
+        if operation == "DescribeHealthServiceStatusForOrganization":
+            return 200, {"healthServiceAccessStatusForOrganization": self.status}
+        return 400, json_error("UnknownOperationException", operation)
+
+
+def asked(server: AwsServer, operation: str) -> list[dict[str, Any]]:
+    return [params for op, params in server.calls if op == operation]
+
+
+def test_an_organization_poll_reads_every_page_then_accounts_details_and_entities() -> None:
+    api = OrganizationHealthApi(12)
+    with aws_server(api) as server:
+        found = polled(
+            server,
+            since=NOW - timedelta(hours=1),
+            organization=True,
+            services=["EC2"],
+            regions=["us-east-1", "global"],
+            categories=["scheduledChange", "issue"],
+        )
+    # the exact requests boto3 sent (and validated against the service model before sending)
+    assert asked(server, "DescribeEventsForOrganization") == [
+        {
+            "filter": {
+                "regions": ["us-east-1", "global"],
+                "services": ["EC2"],
+                "eventTypeCategories": ["scheduledChange", "issue"],
+                "lastUpdatedTime": {"from": epoch(NOW - timedelta(hours=1))},
+            }
+        },
+        {
+            "filter": {
+                "regions": ["us-east-1", "global"],
+                "services": ["EC2"],
+                "eventTypeCategories": ["scheduledChange", "issue"],
+                "lastUpdatedTime": {"from": epoch(NOW - timedelta(hours=1))},
+            },
+            "nextToken": "page-2",
+        },
+    ]
+    specific = [event["arn"] for event in api.events[:12]]
+    public = api.events[12]["arn"]
+    # the accounts of each account-specific event, none asked for the public one
+    assert asked(server, "DescribeAffectedAccountsForOrganization") == [
+        {"eventArn": arn} for arn in specific
+    ]
+    details_asked = asked(server, "DescribeEventDetailsForOrganization")
+    assert [len(p["organizationEventDetailFilters"]) for p in details_asked] == [10, 3]
+    assert [f for p in details_asked for f in p["organizationEventDetailFilters"]] == [
+        *({"eventArn": arn, "awsAccountId": ALICE} for arn in specific),
+        {"eventArn": public},  # a public event's details are asked without an account
+    ]
+    entities_asked = asked(server, "DescribeAffectedEntitiesForOrganization")
+    assert [len(p["organizationEntityAccountFilters"]) for p in entities_asked] == [10, 3]
+    assert entities_asked[0]["organizationEntityAccountFilters"][:3] == [
+        {"eventArn": specific[0], "awsAccountId": ALICE},
+        {"eventArn": specific[0], "awsAccountId": BOB},
+        {"eventArn": specific[1], "awsAccountId": ALICE},
+    ]
+    assert [event.key for event in found] == [*specific, public]
+    assert found[3].entities == ("i-a3",)
+    assert found[3].detail == "_3 for 111111111111"
+    assert (found[3].kind, found[3].status) == ("retirement", "upcoming")
+    assert (found[12].kind, found[12].entities, found[12].detail) == ("issue", (), "99 for None")
+
+
+def test_one_event_in_two_accounts_is_one_event_with_both_accounts_entities() -> None:
+    with aws_server(OrganizationHealthApi(1)) as server:
+        found = polled(server, organization=True)
+    retirement = [event for event in found if event.kind == "retirement"]
+    assert len(retirement) == 1
+    assert retirement[0].entities == ("i-a0", "i-b0")
+    assert asked(server, "DescribeEventsForOrganization")[0] == {"filter": {}}  # a first poll
+
+
+def test_an_event_listed_twice_by_the_organizational_view_is_its_latest_reading() -> None:
+    api = OrganizationHealthApi(1)
+    again = {**api.events[0], "statusCode": "closed", "lastUpdatedTime": epoch(NOW + HOUR)}
+    api.events.insert(1, again)
+    with aws_server(api) as server:
+        found = polled(server, organization=True)
+    assert [(event.key, event.status) for event in found] == [
+        (api.events[0]["arn"], "closed"),
+        (api.events[2]["arn"], "open"),
+    ]
+    assert found[0].entities == ("i-a0", "i-b0")
+
+
+@pytest.mark.parametrize("status", ["DISABLED", "PENDING"])
+def test_an_organization_whose_view_is_not_enabled_is_told_how_to_enable_it(status: str) -> None:
+    api = OrganizationHealthApi(1)
+    api.status = status
+
+    def refuse(operation: str, params: dict[str, Any]) -> tuple[int, object]:
+        if operation == "DescribeEventsForOrganization":
+            return 400, json_error("AccessDeniedException", "not enabled\nfor this organization")
+        return api(operation, params)
+
+    with aws_server(refuse) as server, pytest.raises(EventPollFailed) as raised:
+        polled(server, organization=True)
+    assert str(raised.value) == (
+        f"aws_health: the organizational view is not enabled "
+        f"(healthServiceAccessStatusForOrganization: {status}): run `aws health "
+        "enable-health-service-access-for-organization` from the management account"
+    )
+    assert [operation for operation, _ in server.calls] == [
+        "DescribeEventsForOrganization",
+        "DescribeHealthServiceStatusForOrganization",
+    ]
+
+
+@pytest.mark.parametrize(
+    "status_answer",
+    [
+        pytest.param((200, {"healthServiceAccessStatusForOrganization": "ENABLED"}), id="enabled"),
+        pytest.param((400, json_error("AccessDeniedException", "no status")), id="unanswered"),
+    ],
+)
+def test_a_refusal_of_an_enabled_view_or_one_that_cannot_be_told_stands_as_aws_said_it(
+    status_answer: tuple[int, object],
+) -> None:
+    def refuse(operation: str, params: dict[str, Any]) -> tuple[int, object]:
+        if operation == "DescribeEventsForOrganization":
+            return 400, json_error("AccessDeniedException", "User: x is not authorized")
+        return status_answer
+
+    with aws_server(refuse) as server, pytest.raises(EventPollFailed) as raised:
+        polled(server, organization=True)
+    assert str(raised.value) == "aws_health: AccessDeniedException: User: x is not authorized"
+
+
+def test_an_organization_without_a_support_plan_keeps_its_one_line() -> None:
+    def refuse(operation: str, params: dict[str, Any]) -> tuple[int, object]:
+        return 400, json_error("SubscriptionRequiredException", "")
+
+    with aws_server(refuse) as server, pytest.raises(EventPollFailed) as raised:
+        polled(server, organization=True)
+    assert str(raised.value).endswith("support plan (SubscriptionRequiredException)")
+    assert [operation for operation, _ in server.calls] == ["DescribeEventsForOrganization"]
+
+
+@pytest.mark.parametrize(
+    ("operation", "body", "said", "calls"),
+    [
+        pytest.param("DescribeEventsForOrganization",
+                     {"events": [{**org_event(1), "statusCode": "bogus"}]},
+                     "statusCode: 'bogus'", ["DescribeEventsForOrganization"], id="events"),
+        pytest.param("DescribeAffectedAccountsForOrganization", {"affectedAccounts": [7]},
+                     "affectedAccounts: [7]", [*["DescribeEventsForOrganization"] * 2,
+                     "DescribeAffectedAccountsForOrganization"], id="accounts"),
+    ],
+)  # fmt: skip
+def test_a_malformed_organization_answer_fails_the_poll_before_any_more_calls(
+    operation: str, body: object, said: str, calls: list[str]
+) -> None:
+    api = OrganizationHealthApi(1)
+
+    def answer(asked_for: str, params: dict[str, Any]) -> tuple[int, object]:
+        if asked_for == operation:
+            return 200, body
+        return api(asked_for, params)
+
+    with aws_server(answer) as server, pytest.raises(EventPollFailed) as raised:
+        polled(server, organization=True)
+    assert str(raised.value).startswith(f"aws_health: malformed answer: {said}")
+    assert [asked_for for asked_for, _ in server.calls] == calls
