@@ -54,6 +54,7 @@ from monitor.api.schemas import Instant, Limit, Offset
 from monitor.api.targets import DEFAULT_LIMIT, Filter, find_target
 from monitor.db.base import utcnow
 from monitor.db.models import ApiToken, Target
+from monitor.fleet.account_poll import announce
 from monitor.fleet.account_store import Via, record
 from monitor.history.account_events import AccountEventView, events
 from monitor.interruptions.model import Notice
@@ -435,6 +436,7 @@ def store(
     """Record ``event``, judge the account events' alerts, commit: one transaction."""
     now = utcnow()
     (done,) = record(session, [event], now, via, accepted=accepted, target=target)
+    announce(session, [done], now)
     on_account_events(session, state.config, now, public_url=state.settings.public_url)
     session.commit()
     (view,) = events(session, ids=[done.id])

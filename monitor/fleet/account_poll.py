@@ -97,7 +97,7 @@ def due_sources(session: Session, config: Config, now: datetime) -> list[Account
 
 def announce(session: Session, recorded: Sequence[Recorded], now: datetime) -> None:
     """One console line per event slamon had not seen, naming the targets it is about, once
-    its transaction commits."""
+    its transaction commits (a poll's, a push's, an agent's notice's)."""
     fresh = [r.id for r in recorded if r.outcome == "new"]
     if not fresh:
         return

@@ -523,6 +523,8 @@ def test_an_eventbridge_push_shows_once_however_often_it_is_delivered(live: Live
     assert stored is not None
     assert (stored["readings"], stored["targets"], stored["kind"]) == (3, [STORE_BOX], "issue")
     assert [e["key"] for e in _events(live, target=STORE_BOX)] == [key]
+    told = "account event     aws issue from 2016-06-05 15:10:09Z on acct-store: EC2 instance"
+    assert live.deployment.log_tail(200_000).count(told) == 1, "the push is not told once"
     await_webhook(live, "provider_event", "aws", "firing")
     quiet_period()
     hooks = _hooks_about(live, "provider_event", key)
