@@ -190,6 +190,17 @@ def text_field(raw: Mapping[str, Any], name: str, malformed: type[ValueError]) -
     return value
 
 
+def optional_text(raw: Mapping[str, Any], name: str, malformed: type[ValueError]) -> str:
+    """``raw[name]`` as text, ``""`` when absent or null; anything else is ``malformed`` naming
+    the field (a number where the provider documents words is not the provider's document)."""
+    value = raw.get(name)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise malformed(f"{name}: {value!r} is not text")
+    return value
+
+
 def time_field(raw: Mapping[str, Any], name: str, malformed: type[ValueError]) -> datetime | None:
     """``raw[name]`` as an aware UTC time (:func:`utc`), else ``malformed`` naming the field."""
     try:

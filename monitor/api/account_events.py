@@ -31,7 +31,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.security import HTTPAuthorizationCredentials
-from pydantic import BaseModel, ConfigDict, Field, RootModel, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, RootModel, StrictBool, StringConstraints
 from sqlalchemy.orm import Session
 
 from monitor.account.kinds.aws_health import from_eventbridge
@@ -98,9 +98,11 @@ class NoticeIn(BaseModel):
     )
     key: Annotated[str, StringConstraints(min_length=1, max_length=250, pattern=r"\S")]
     detail: Annotated[str, Field(max_length=MAX_DETAIL)] = ""
-    acknowledged: bool = False
+    acknowledged: StrictBool = False
 
 
+# the providers' optional fields: absent and null are one to their parsers
+TEXT_OR_NULL: dict[str, Any] = {"type": ["string", "null"]}
 AWS_HEALTH_SCHEMA: dict[str, Any] = {
     "type": "object",
     "description": "An EventBridge delivery of an AWS Health event, as EventBridge sends it.",
@@ -108,7 +110,7 @@ AWS_HEALTH_SCHEMA: dict[str, Any] = {
     "properties": {
         "source": {"type": "string", "enum": ["aws.health"]},
         "detail-type": {"type": "string", "enum": ["AWS Health Event"]},
-        "time": {"type": "string"},
+        "time": TEXT_OR_NULL,
         "detail": {
             "type": "object",
             "required": ["eventArn", "eventTypeCode", "eventTypeCategory"],
@@ -116,12 +118,12 @@ AWS_HEALTH_SCHEMA: dict[str, Any] = {
                 "eventArn": {"type": "string", "minLength": 1, "maxLength": MAX_KEY},
                 "eventTypeCode": {"type": "string", "minLength": 1},
                 "eventTypeCategory": {"type": "string", "minLength": 1},
-                "eventRegion": {"type": "string"},
-                "service": {"type": "string"},
-                "statusCode": {"type": "string", "enum": ["open", "closed", "upcoming"]},
-                "startTime": {"type": "string"},
-                "endTime": {"type": "string"},
-                "lastUpdatedTime": {"type": "string"},
+                "eventRegion": TEXT_OR_NULL,
+                "service": TEXT_OR_NULL,
+                "statusCode": {"enum": ["open", "closed", "upcoming", None]},
+                "startTime": TEXT_OR_NULL,
+                "endTime": TEXT_OR_NULL,
+                "lastUpdatedTime": TEXT_OR_NULL,
                 "eventDescription": {"type": "array", "items": {"type": "object"}},
                 "affectedEntities": {"type": "array", "items": {"type": "object"}},
             },
@@ -143,14 +145,14 @@ AZURE_SERVICE_HEALTH_SCHEMA: dict[str, Any] = {
                     "required": ["monitoringService"],
                     "properties": {
                         "monitoringService": {"type": "string", "enum": ["ServiceHealth"]},
-                        "firedDateTime": {"type": "string"},
+                        "firedDateTime": TEXT_OR_NULL,
                     },
                 },
                 "alertContext": {
                     "type": "object",
                     "required": ["properties"],
                     "properties": {
-                        "eventTimestamp": {"type": "string"},
+                        "eventTimestamp": TEXT_OR_NULL,
                         "properties": {
                             "type": "object",
                             "required": ["trackingId", "incidentType", "stage"],
@@ -158,15 +160,19 @@ AZURE_SERVICE_HEALTH_SCHEMA: dict[str, Any] = {
                                 "trackingId": {"type": "string", "minLength": 1},
                                 "incidentType": {"type": "string", "minLength": 1},
                                 "stage": {"type": "string", "minLength": 1},
-                                "title": {"type": "string"},
-                                "service": {"type": "string"},
-                                "region": {"type": "string"},
-                                "communication": {"type": "string"},
-                                "impactStartTime": {"type": "string"},
-                                "impactMitigationTime": {"type": "string"},
+                                "title": TEXT_OR_NULL,
+                                "service": TEXT_OR_NULL,
+                                "region": TEXT_OR_NULL,
+                                "communication": TEXT_OR_NULL,
+                                "impactStartTime": TEXT_OR_NULL,
+                                "impactMitigationTime": TEXT_OR_NULL,
                                 "impactedServices": {
                                     "description": "A list, or the escaped JSON text of one.",
-                                    "anyOf": [{"type": "array"}, {"type": "string"}],
+                                    "anyOf": [
+                                        {"type": "array"},
+                                        {"type": "string"},
+                                        {"type": "null"},
+                                    ],
                                 },
                             },
                         },
@@ -353,7 +359,7 @@ def push_notice(
     )
 
 
-@router.get("", response_model=AccountEventPage)
+@router.get("", response_model=AccountEventPage, responses=error_responses(404))
 def list_events(
     _token: ReadToken,
     session: DbSession,

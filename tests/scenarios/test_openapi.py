@@ -3,11 +3,13 @@ fuzzing and stateful phases) against the running ``slamon run``, once with an ad
 once with a read token, finds nothing. Generated clients and gateways trust that document.
 
 Every bound on one value is declared in the document (the newest schemathesis, pinned in
-pyproject.toml, checks them). The only relaxation is tests/scenarios/schemathesis.toml's: three
+pyproject.toml, checks them). The only relaxation is tests/scenarios/schemathesis.toml's: the
 operations whose rules JSON Schema cannot state (timeout ≤ interval, a known SLA policy, ends_at
-after starts_at, a heartbeat's ``at`` within the server's clock's bounds, no NUL in strings)
-answer 422 to a schema-valid body that breaks one, as their fields' descriptions say. The
-heartbeat route pushes for the configured target, so its body is judged, not refused with 404.
+after starts_at, a heartbeat's ``at`` within the server's clock's bounds, no NUL in strings, a
+provider's document whose times must read as times and whose stage or status must be one the
+provider documents) answer 422 to a schema-valid body that breaks one, as their descriptions
+say. The heartbeat and notice routes push for the configured target, so their bodies are
+judged, not refused with 404.
 The failed-authentication limit is
 raised for the run: schemathesis sends hundreds of bad tokens from one address on purpose, and
 its checks expect 401, not the 429 a real client would get (tests/monitor/api/test_throttle.py).

@@ -43,6 +43,7 @@ from monitor.account.model import (
     aws_health_kind,
     aws_health_status,
     first_line,
+    optional_text,
     text_field,
     time_field,
 )
@@ -358,6 +359,9 @@ def from_eventbridge(document: Mapping[str, Any]) -> AccountEvent:
         ends = time_field(detail, "endTime", MalformedEvent)
         sent = time_field(document, "time", MalformedEvent)
         updated = time_field(detail, "lastUpdatedTime", MalformedEvent) or sent
+        region = optional_text(detail, "eventRegion", MalformedEvent)
+        service = optional_text(detail, "service", MalformedEvent)
+        status = _pushed_status(detail.get("statusCode"), starts, ends, sent)
     except MalformedEvent as exc:
         raise MalformedEvent(f"detail.{exc}") from None
     return AccountEvent(
@@ -365,14 +369,14 @@ def from_eventbridge(document: Mapping[str, Any]) -> AccountEvent:
         source=NAME,
         key=arn,
         kind=aws_health_kind(code, category),
-        status=_pushed_status(detail.get("statusCode"), starts, ends, sent),
+        status=status,
         starts_at=starts,
         ends_at=ends,
         updated_at=updated,
-        region=str(detail.get("eventRegion") or "") or _arn_region(arn),
-        service=str(detail.get("service") or "") or None,
+        region=region or _arn_region(arn),
+        service=service or None,
         title=title(code),
-        detail=first_line(_description(detail.get("eventDescription"))),
+        detail=first_line(_description(_objects(detail, "eventDescription"))),
         entities=_pushed_entities(detail),
         raw_type=code,
     )
@@ -399,7 +403,7 @@ def _pushed_status(
         try:
             return aws_health_status(str(value))
         except ValueError as exc:
-            raise MalformedEvent(f"detail.{exc}") from None
+            raise MalformedEvent(str(exc)) from None
     if ends is not None:
         return "closed"
     if starts is not None and sent is not None and starts > sent:
@@ -413,24 +417,29 @@ def _arn_region(arn: str) -> str | None:
     return parts[3] or None if len(parts) > 3 else None
 
 
-def _description(value: object) -> str:
+def _description(value: list[Mapping[str, Any]]) -> str:
     """The English description of an EventBridge delivery's ``eventDescription`` list."""
-    if not isinstance(value, list):
-        return ""
     texts = {
-        str(item.get("language", "")): str(item.get("latestDescription", ""))
-        for item in value
-        if isinstance(item, Mapping)
+        str(item.get("language", "")): str(item.get("latestDescription", "")) for item in value
     }
     return texts.get("en_US") or next(iter(texts.values()), "")
 
 
 def _pushed_entities(detail: Mapping[str, Any]) -> tuple[str, ...]:
-    raw = detail.get("affectedEntities") or []
-    if not isinstance(raw, list) or not all(isinstance(item, Mapping) for item in raw):
-        raise MalformedEvent("detail.affectedEntities: not a list of objects")
+    raw = _objects(detail, "affectedEntities")
     values = [str(item["entityValue"]) for item in raw if item.get("entityValue")]
     return tuple(dict.fromkeys(values))
+
+
+def _objects(detail: Mapping[str, Any], name: str) -> list[Mapping[str, Any]]:
+    """An optional list of objects of a delivery's ``detail`` (absent: none; null is not a
+    list)."""
+    if name not in detail:
+        return []
+    value = detail[name]
+    if not isinstance(value, list) or not all(isinstance(item, Mapping) for item in value):
+        raise MalformedEvent(f"detail.{name}: not a list of objects")
+    return value
 
 
 KIND = AccountKind(

@@ -34,6 +34,7 @@ from monitor.account.model import (
     azure_reason_kind,
     azure_stage_status,
     first_line,
+    optional_text,
     utc,
 )
 
@@ -192,6 +193,13 @@ def from_service_health_alert(document: Mapping[str, Any]) -> AccountEvent:
         status = azure_stage_status(stage)
         regions = impacted_regions(props.get("impactedServices"))
         starts, ends = _when(props, "impactStartTime"), _when(props, "impactMitigationTime")
+        words = {
+            name: optional_text(props, name, MalformedStatus)
+            for name in (
+                "region", "service", "title", "defaultLanguageTitle", "communication",
+                "defaultLanguageContent",
+            )
+        }  # fmt: skip
     except ValueError as exc:  # a MalformedStatus, or a stage Azure does not document
         raise MalformedStatus(f"{where}.{exc}") from None
     return AccountEvent(
@@ -203,10 +211,10 @@ def from_service_health_alert(document: Mapping[str, Any]) -> AccountEvent:
         starts_at=starts,
         ends_at=ends if status == "closed" else None,
         updated_at=_when(context, "eventTimestamp") or _when(essentials, "firedDateTime"),
-        region=", ".join(regions) or str(props.get("region") or "") or None,
-        service=str(props.get("service") or "") or None,
-        title=str(props.get("title") or props.get("defaultLanguageTitle") or tracking),
-        detail=first_line(props.get("communication") or props.get("defaultLanguageContent")),
+        region=", ".join(regions) or words["region"] or None,
+        service=words["service"] or None,
+        title=words["title"] or words["defaultLanguageTitle"] or tracking,
+        detail=first_line(words["communication"] or words["defaultLanguageContent"]),
         entities=(),
         raw_type=incident_type,
     )

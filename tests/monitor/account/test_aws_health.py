@@ -164,6 +164,14 @@ def test_a_retirement_delivered_twice_is_one_key() -> None:
                      "detail.affectedEntities", id="entities-not-a-list"),
         pytest.param(lambda d: d["detail"].update(statusCode="maybe"), "detail.statusCode",
                      id="unknown-status"),
+        pytest.param(lambda d: d["detail"].update(affectedEntities=None),
+                     "detail.affectedEntities", id="entities-null"),
+        pytest.param(lambda d: d["detail"].update(eventDescription={"en_US": "x"}),
+                     "detail.eventDescription", id="description-not-a-list"),
+        pytest.param(lambda d: d["detail"].update(service=7), "detail.service",
+                     id="service-a-number"),
+        pytest.param(lambda d: d["detail"].update(eventRegion=["us-east-1"]),
+                     "detail.eventRegion", id="region-a-list"),
     ],
 )  # fmt: skip
 def test_a_malformed_delivery_is_one_line_naming_the_field(

@@ -159,6 +159,10 @@ P = "data.alertContext.properties"
                      impactedServices="[{not json"), f"{P}.impactedServices", id="bad-string"),
         pytest.param(lambda d: d["data"]["alertContext"]["properties"].update(
                      impactedServices=7), f"{P}.impactedServices", id="not-a-list"),
+        pytest.param(lambda d: d["data"]["alertContext"]["properties"].update(title=42),
+                     f"{P}.title", id="title-a-number"),
+        pytest.param(lambda d: d["data"]["alertContext"]["properties"].update(
+                     communication={"html": "x"}), f"{P}.communication", id="words-an-object"),
     ],
 )  # fmt: skip
 def test_a_malformed_alert_is_one_line_naming_the_field(

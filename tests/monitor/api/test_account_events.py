@@ -542,8 +542,18 @@ def test_who_may_push_a_notice(world: World, target: str, token: str | None, sta
         ({"key": ""}, "key"),
         ({"key": "k" * 251}, "key"),
         ({"acknowledged": "maybe"}, "acknowledged"),
+        ({"acknowledged": 0}, "acknowledged"),
     ],
-    ids=["cloud", "kind", "naive-deadline", "bad-deadline", "empty-key", "long-key", "ack"],
+    ids=[
+        "cloud",
+        "kind",
+        "naive-deadline",
+        "bad-deadline",
+        "empty-key",
+        "long-key",
+        "ack",
+        "ack-a-number",
+    ],
 )
 def test_a_malformed_notice_is_a_422_naming_the_field(
     world: World, fields: dict[str, Any], field: str
