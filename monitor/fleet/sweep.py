@@ -34,6 +34,7 @@ from monitor.discovery.model import Instance
 from monitor.errors import SweepFailed
 from monitor.events import emitting, words
 from monitor.fleet.plan import Known, Plan, Step, desired_target, plan_sweep
+from monitor.probes.record import lock_recording
 from monitor.targets import PROBE_COLUMNS, target_values
 
 # the columns the plan compares (what the template decides), read for this source's rows
@@ -212,6 +213,7 @@ def end_lives(session: Session, steps: Sequence[Step], now: datetime) -> None:
     ids = [s.row_id for s in steps if s.row_id is not None]
     if not ids:
         return
+    lock_recording(session, ids)  # a round recording them now commits first, or sees them end
     lives = {
         row.id: row
         for row in session.execute(

@@ -206,7 +206,10 @@ def record_round(
     insert_results(session, result_rows(vantage, results))
     states = _load_states(session, targets, vantage, memory)
     unconfirmed = _advance_streaks(states, targets, vantage, results, now)
-    _extend_coverage(session, targets, [r for r in results if r.ok is not None])
+    # a life that ended meanwhile is not observed past its end
+    _extend_coverage(
+        session, targets, [r for r in results if r.ok is not None and r.target_id in targets]
+    )
     unusable = Unusable.of(results)
     transitions, outages = apply_quorum(session, states, targets, now, quorum, unusable)
     if outages:  # rare: most rounds change nothing
@@ -216,14 +219,15 @@ def record_round(
     return RoundOutcome(tuple(transitions), frozenset(unconfirmed), reachable)
 
 
-def _lock_targets(session: Session, ids: set[int]) -> dict[int, TargetRow]:
-    """Serialize recording per target (in id order) before reading any vantage's state: two
-    vantages recording at once must not each miss the other's uncommitted verdict and so never
-    reach a quorum. On PostgreSQL with transaction-scoped advisory locks, not row locks: a row
-    lock on the target would stall (or make skip) the dispatcher claiming its next slot. SQLite
-    writers already take turns."""
+def lock_recording(session: Session, ids: Iterable[int]) -> list[int]:
+    """Serialize with recording for ``ids`` (in id order), until the caller's transaction ends:
+    two vantages recording at once must not each miss the other's uncommitted verdict, and a
+    discovery sweep ending a life must not miss an outage a round is about to open. On
+    PostgreSQL with transaction-scoped advisory locks, not row locks: a row lock on the target
+    would stall (or make skip) the dispatcher claiming its next slot. SQLite writers already
+    take turns. Returns the ids, ordered."""
     ordered = sorted(ids)
-    if session.get_bind().dialect.name == "postgresql":
+    if ordered and session.get_bind().dialect.name == "postgresql":
         session.execute(
             text(
                 "SELECT pg_advisory_xact_lock(:space, id) "
@@ -231,6 +235,14 @@ def _lock_targets(session: Session, ids: set[int]) -> dict[int, TargetRow]:
             ),
             {"space": RECORD_LOCK_SPACE, "ids": ordered},
         )
+    return ordered
+
+
+def _lock_targets(session: Session, ids: set[int]) -> dict[int, TargetRow]:
+    """The live targets among ``ids``, read once recording for them is serialized
+    (:func:`lock_recording`): a target retired meanwhile gets no verdict and no outage (its
+    life ended; the sweep that ended it has settled its outages)."""
+    ordered = lock_recording(session, ids)
     columns = (
         Target.id,
         Target.name,
@@ -239,8 +251,8 @@ def _lock_targets(session: Session, ids: set[int]) -> dict[int, TargetRow]:
         Target.confirmations,
         Target.recovery_confirmations,
     )
-    rows = session.execute(select(*columns).where(among(session, Target.id, ordered)))
-    return {row.id: TargetRow(*row) for row in rows}
+    live = select(*columns).where(among(session, Target.id, ordered), Target.retired_at.is_(None))
+    return {row.id: TargetRow(*row) for row in session.execute(live)}
 
 
 def _load_states(

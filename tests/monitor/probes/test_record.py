@@ -150,3 +150,23 @@ def test_a_rolled_back_round_is_not_remembered(session: Session) -> None:
     outcome = record_round(session, "eu", [result(tid, last, False)], now=last, memory=memory)
     assert streak(session, tid) == ("up", 1, 0)  # one failure stored, not two
     assert outcome.transitions == ()
+
+
+def test_a_round_recorded_after_its_target_was_retired_opens_no_outage(session: Session) -> None:
+    """A round probed before a discovery sweep ended the target's life, and recorded after it
+    (the spot reclaim's race): its failures are stored, but they confirm no outage on a life
+    that is over, and raise no transition."""
+    from monitor.db.models import Outage, Target
+
+    tid = target(session)
+    record_round(session, "eu", [result(tid, T0, True)], now=T0)
+    record_round(session, "eu", [result(tid, T0 + timedelta(seconds=10), False)], now=T0)
+    row = session.get_one(Target, tid)
+    row.retired_at = T0 + timedelta(seconds=11)  # the sweep commits first
+    session.flush()
+    late = T0 + timedelta(seconds=10, milliseconds=200)
+    outcome = record_round(session, "eu", [result(tid, late, False)], now=late)
+    assert outcome.transitions == ()
+    assert session.scalars(select(Outage).where(Outage.target_id == tid)).all() == []
+    stored = session.scalars(select(ResultRow.ok).where(ResultRow.target_id == tid))
+    assert list(stored) == [True, False, False]
