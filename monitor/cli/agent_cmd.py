@@ -54,10 +54,10 @@ def _duration(value: str) -> float:
 @click.option("--once", is_flag=True, help="Push one reading; exit 0 when slamon accepts it.")
 @click.option(
     "--metadata",
-    type=click.Choice(["auto", "aws", "gcp", "azure"]),
+    type=click.Choice(["auto", "aws", "gcp", "azure", "none"]),
     default=None,
     help="Watch this box's metadata service; print each interruption notice and push it to "
-    "slamon at once. auto: the cloud whose service answers.",
+    "slamon at once. auto: the cloud whose service answers; none (the default): do not watch.",
 )
 @click.option(
     "--metadata-url",
@@ -111,7 +111,7 @@ def agent(
         runner = Agent(reader, pusher, interval_s)
         notices = notice_pusher = None
         notices_problem = None
-        if metadata is not None:
+        if metadata not in (None, "none"):
             from monitor.agent import notices as agent_notices
             from monitor.agent.notice_push import NoticePusher
 

@@ -106,3 +106,18 @@ def test_once_with_an_absent_metadata_service_fails_in_one_line(tmp_path: Path) 
     assert result.exit_code != 0
     assert "--metadata azure: no Azure metadata service at" in result.output
     assert "Traceback" not in result.output
+
+
+def test_metadata_none_watches_nothing_and_pushes_the_reading(tmp_path: Path) -> None:
+    slamon = WebhookReceiver()
+    try:
+        argv = ["agent", "--url", f"http://127.0.0.1:{slamon.port}", "--target", "box",
+                "--source", "nvidia-smi", "--nvidia-smi", fake_nvidia_smi(tmp_path), "--once",
+                "--metadata", "none"]  # fmt: skip
+        result = CliRunner().invoke(cli, argv)
+    finally:
+        slamon.close()
+    assert result.exit_code == 0, result.output
+    assert "interrupt notice" not in result.output
+    [(_, body)] = slamon.requests  # the reading alone: no metadata service was asked
+    assert "gpus" in json.loads(body)
