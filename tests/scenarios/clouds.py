@@ -10,6 +10,36 @@ import httpx
 
 REGION = "us-east-1"
 TYPES: dict[str, str] = {}  # instance name -> type (t3.micro unless named here)
+# Any second of downtime in a life of minutes owes the credit, however long the life ran first
+CREDIT_POLICY = """\
+sla_policies:
+  - name: scenario-credit
+    provider: aws
+    target_pct: 99.99
+    tiers: [{below_pct: 99.99, credit_pct: 25}]
+"""
+# The standard credential chain, fed from the environment as a user's would be
+AWS_ENVIRONMENT = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+
+
+def ec2_source(url: str) -> str:
+    """The ``discovery:`` section of one ec2 source, ``aws``, sweeping the ``team: ml``
+    instances of ``url`` every second into http targets on their ``health`` tag."""
+    return (
+        "discovery:\n"
+        "  - name: aws\n"
+        "    kind: ec2\n"
+        f"    regions: [{REGION}]\n"
+        f"    endpoint_url: '{url}'\n"
+        "    filters: {'tag:team': ml}\n"
+        "    every: 1s\n"
+        "    template: {kind: http, url: '{tags.health}', name: '{tags.Name}',"
+        " sla: scenario-credit, interval: 1s}\n"
+    )
 
 
 class Cloud:

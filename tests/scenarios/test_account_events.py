@@ -56,7 +56,7 @@ from tests.scenarios.checks import (
     quiet_period,
     surfaces_agree,
 )
-from tests.scenarios.clouds import REGION, TYPES, Cloud
+from tests.scenarios.clouds import AWS_ENVIRONMENT, CREDIT_POLICY, REGION, TYPES, Cloud, ec2_source
 from tests.scenarios.deployments import Deployment
 from tests.support import FIXTURES
 
@@ -71,13 +71,6 @@ AHEAD_S = 20  # the retirement is scheduled this far ahead of its announcement
 NOTICE_S = 20  # the spot notice's deadline, from when IMDS starts serving it
 AGENT_POLL_S = 1.0  # the agent's IMDS poll (monitor/interruptions/aws.py pause_s)
 ACCOUNT = FIXTURES / "account"
-SLA = """\
-sla_policies:
-  - name: scenario-credit
-    provider: aws
-    target_pct: 99.99
-    tiers: [{below_pct: 99.99, credit_pct: 25}]
-"""
 
 
 def iso(moment: datetime) -> str:
@@ -214,21 +207,13 @@ def scenario_config(world: World) -> tuple[str, str]:
     servers = _account()
     body = (
         alerting_config(world.receiver.url, f"maintenance_reminder: {REMINDER_S}s")
-        + SLA
+        + CREDIT_POLICY
         + "targets:\n"
         + f"  - {{name: {STORE_BOX}, kind: http, url: '{world.http.url(STORE_BOX)}',"
         + " provider: aws, region: us-west-2, instance_id: i-abcd1111, interval: 1s}\n"
         + f"  - {{name: {AZURE_VM}, kind: http, url: '{world.http.url(AZURE_VM)}',"
         + " provider: azure, region: eastus, interval: 1s}\n"
-        + "discovery:\n"
-        + "  - name: aws\n"
-        + "    kind: ec2\n"
-        + f"    regions: [{REGION}]\n"
-        + f"    endpoint_url: '{servers.cloud.url}'\n"
-        + "    filters: {'tag:team': ml}\n"
-        + "    every: 1s\n"
-        + "    template: {kind: http, url: '{tags.health}', name: '{tags.Name}',"
-        + " sla: scenario-credit, interval: 1s}\n"
+        + ec2_source(servers.cloud.url)
         + "account_events:\n"
         + f"  - {{name: health, kind: aws_health, endpoint_url: '{servers.health.url}',"
         + " every: 1s, timeout: 5s}\n"
@@ -237,11 +222,7 @@ def scenario_config(world: World) -> tuple[str, str]:
 
 
 def scenario_environment(deployment: Deployment) -> dict[str, str]:
-    return {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }
+    return dict(AWS_ENVIRONMENT)
 
 
 # --------------------------------------------------------------------------- reading surfaces

@@ -37,7 +37,7 @@ from tests.scenarios.checks import (
     report_counts,
     surfaces_agree,
 )
-from tests.scenarios.clouds import REGION, TYPES, Cloud
+from tests.scenarios.clouds import AWS_ENVIRONMENT, CREDIT_POLICY, TYPES, Cloud, ec2_source
 from tests.scenarios.deployments import Deployment
 
 pytestmark = pytest.mark.slow
@@ -46,14 +46,6 @@ SPOT, STOPPED, DOWN = "disc-spot", "disc-user", "disc-down"
 NAMES = (SPOT, STOPPED, DOWN)
 TYPES.update({SPOT: "g5.xlarge", STOPPED: "g5.xlarge", DOWN: "p5.48xlarge"})
 FAILING_AFTER_S = 3
-# Any second of downtime in a life of minutes owes the credit, however long the life ran first
-SLA = """\
-sla_policies:
-  - name: scenario-credit
-    provider: aws
-    target_pct: 99.99
-    tiers: [{below_pct: 99.99, credit_pct: 25}]
-"""
 
 
 CLOUD: Cloud | None = None
@@ -90,27 +82,14 @@ def prepare_world(world: World) -> None:
 def scenario_config(world: World) -> tuple[str, str]:
     body = (
         alerting_config(world.receiver.url, f"discovery_failing_after: {FAILING_AFTER_S}s")
-        + SLA
-        + "discovery:\n"
-        + "  - name: aws\n"
-        + "    kind: ec2\n"
-        + f"    regions: [{REGION}]\n"
-        + f"    endpoint_url: '{_cloud().url}'\n"
-        + "    filters: {'tag:team': ml}\n"
-        + "    every: 1s\n"
-        + "    template: {kind: http, url: '{tags.health}', name: '{tags.Name}',"
-        + " sla: scenario-credit, interval: 1s}\n"
+        + CREDIT_POLICY
+        + ec2_source(_cloud().url)
     )
     return "", body  # aws is among the providers every scenario config lists
 
 
 def scenario_environment(deployment: Deployment) -> dict[str, str]:
-    """The standard credential chain, fed from the environment as a user's would be."""
-    return {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }
+    return dict(AWS_ENVIRONMENT)
 
 
 def _targets(live: Live) -> dict[str, dict[str, Any]]:
