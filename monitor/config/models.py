@@ -372,6 +372,30 @@ class ScheduleConfig(Strict):
     account_events: Interval = 15.0  # looking for account event sources due a poll (``every``)
     deliveries: Interval = 5.0
     retention: Interval = 3600.0
+    # the schedulers' leader lease: renewed every third of it; when the leader dies a standby
+    # takes over within the lease plus one dispatch period (monitor/scheduler)
+    lease: Interval = 15.0
+
+
+class WatchdogConfig(Strict):
+    """Is slamon doing its job, and who to tell while it is: the bounds /healthz, /metrics and
+    the watchdog judge by, and the URL the leader pings every ``every`` while all hold (a
+    dead man's switch: healthchecks.io, Dead Man's Snitch, Better Stack, any URL). Without a
+    URL nothing is pinged; the bounds still judge /healthz."""
+
+    url: str | None = Field(default=None, repr=False)  # a secret: the URL is the credential
+    every: Interval = 60.0
+    timeout: Interval = 10.0
+    max_lag: Interval = 30.0  # a periodic task this late (after its slot) is off schedule
+    max_backlog: Interval = 600.0  # a delivery pending this long: deliveries are not draining
+    max_feed_age: Interval | None = None  # no feed polled for this long [3 × schedule.feeds]
+
+    @field_validator("url")
+    @classmethod
+    def _url_is_http(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value
 
 
 TEMPLATE_FIELDS = frozenset(TargetConfig.model_fields) - {"instance_id"}
@@ -506,6 +530,7 @@ class Config(Strict):
     probes: ProbesConfig = ProbesConfig()
     alerts: AlertsConfig = AlertsConfig()
     schedule: ScheduleConfig = ScheduleConfig()
+    watchdog: WatchdogConfig = WatchdogConfig()
 
     @model_validator(mode="before")
     @classmethod

@@ -569,3 +569,38 @@ class HistoryChange(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     source: Mapped[str] = mapped_column(String(32))
+
+
+class SchedulerLease(Base):
+    """Who leads the schedulers: the one holder of the lease named ``name`` until
+    ``expires_at``. ``token`` grows by one each time the lease changes hands: the fencing token
+    every message the leader sends carries, which a worker checks here before running it, so a
+    leader that lost the lease while paused dispatches nothing (``monitor.scheduler``)."""
+
+    __tablename__ = "scheduler_leases"
+
+    name: Mapped[str] = mapped_column(String(40), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(200))
+    token: Mapped[int] = mapped_column(BigInteger)
+    acquired_at: Mapped[datetime]
+    renewed_at: Mapped[datetime]
+    expires_at: Mapped[datetime]
+
+
+class ScheduleSlot(Base):
+    """One periodic task of the schedule: the last slot the leader sent and the last one a
+    worker admitted. A slot is admitted once (a compare-and-set on ``done_slot``), and only
+    with the current lease's token; refused messages are counted, not run."""
+
+    __tablename__ = "schedule_slots"
+
+    name: Mapped[str] = mapped_column(String(80), primary_key=True)
+    task: Mapped[str] = mapped_column(String(200))
+    period_s: Mapped[float | None] = mapped_column(Float)  # None: a calendar entry (monthly)
+    sent_slot: Mapped[datetime | None]
+    sent_at: Mapped[datetime | None]
+    sent_token: Mapped[int | None] = mapped_column(BigInteger)
+    done_slot: Mapped[datetime | None]
+    done_at: Mapped[datetime | None]
+    fenced: Mapped[int] = mapped_column(BigInteger, default=0)  # stale-token messages refused
+    repeated: Mapped[int] = mapped_column(BigInteger, default=0)  # slots delivered again, refused
