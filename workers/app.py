@@ -40,7 +40,13 @@ def create_app(settings: Settings | None = None) -> Celery:
     settings.state_dir.mkdir(parents=True, exist_ok=True)  # the beat schedule file lives here
     config = load_config(settings.config, missing_ok=True)
     # connections that retry every 0.5-2 s, not kombu's 2-30 s (workers/reconnect.py)
-    app = Celery("slamon", include=["workers.tasks"], amqp="workers.reconnect:SlamonAMQP")
+    # every task admitted by the database when the leading scheduler sent it (workers/fencing.py)
+    app = Celery(
+        "slamon",
+        include=["workers.tasks"],
+        amqp="workers.reconnect:SlamonAMQP",
+        task_cls="workers.fencing:FencedTask",
+    )
     app.conf.update(
         broker_url=settings.broker_url,
         broker_transport_options=broker_options(settings),
@@ -60,6 +66,8 @@ def create_app(settings: Settings | None = None) -> Celery:
         timezone="UTC",
         enable_utc=True,
         beat_schedule=build_beat_schedule(config),
+        # any number of schedulers, one leader by a lease in the database (workers/leader.py)
+        beat_scheduler="workers.leader:LeaderScheduler",
         beat_schedule_filename=str(settings.state_dir / "beat-schedule"),
     )
     timing.connect(app)

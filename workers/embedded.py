@@ -45,7 +45,10 @@ class EmbeddedBeat:
         from celery.beat import EmbeddedService
 
         self._thread = EmbeddedService(
-            self.app, thread=True, schedule_filename=str(self.schedule_file)
+            self.app,
+            thread=True,
+            schedule_filename=str(self.schedule_file),
+            scheduler_cls=self.app.conf.beat_scheduler,  # the leader-elected one
         )
         self._thread.start()
 

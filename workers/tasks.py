@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from datetime import timedelta
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 from workers.app import app
 from workers.runtime import runtime
 
+log = logging.getLogger(__name__)
 FEED_RETRY_BASE_S = 15
 SHARD_EXPIRES_S = 30  # a shard still queued this late is stale: the next round probes again
 # how long before its first slot a shard is sent: the queue trip, reading its targets and
@@ -94,15 +96,20 @@ def run_probe_shard(self: Any, shard: list[Any]) -> int:
     from sqlalchemy.exc import OperationalError
 
     from monitor.alerts.service import alert_hook
+    from monitor.db.base import utcnow
     from monitor.probes.loop import shared_loop
     from monitor.probes.record import process_memory
     from monitor.probes.round import Prober
-    from monitor.probes.schedule import Shard, read_shard
+    from monitor.probes.schedule import Shard, read_shard, without_stale
 
     rt = runtime()
-    work = read_shard(shard)
+    work, stale = without_stale(read_shard(shard), utcnow())
+    if stale:
+        log.warning("not probing %d target(s) of a shard past their slots: %s", len(stale), stale)
     if self.request.retries:  # a re-run probes at once: its slots have passed
         work = Shard(work.target_ids)
+    if not work.target_ids:
+        return 0
     vantage = rt.settings.vantage
     prober = Prober(
         rt.sessions,

@@ -4,6 +4,7 @@ dialects differ."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -170,3 +171,14 @@ def json_list_has(session: Session, column: Any, value: str) -> ColumnElement[bo
     else:
         elements = func.json_each(column).table_valued("value")
     return select(1).select_from(elements).where(elements.c.value == value).exists()
+
+
+def database_now(session: Session) -> datetime:
+    """The database's clock, in aware UTC: what leases are timed by, so that schedulers on
+    machines whose clocks disagree still agree on when a lease ends. SQLite has no server:
+    every process that opens the file runs on this machine, with this clock."""
+    if session.get_bind().dialect.name == "postgresql":
+        at = session.scalar(select(func.now()))
+        assert isinstance(at, datetime)
+        return at.astimezone(UTC)
+    return datetime.now(UTC)

@@ -31,6 +31,12 @@ BROKER_LOST = "broker lost"
 BROKER_BACK = "broker back"
 PROCESS_EXITED = "process exited"
 INTERRUPT_NOTICE = "interrupt notice"  # `slamon agent --metadata`: the box's provider warns
+LEADER_ELECTED = "leader elected"  # this scheduler took the lease: it dispatches from now on
+STANDING_BY = "standing by"  # another scheduler leads; this one takes over if it stops
+LEASE_LOST = "lease lost"  # this scheduler no longer leads: it dispatches nothing
+WATCHDOG_PINGING = "watchdog pinging"  # the leader pings the watchdog URL (again)
+WATCHDOG_SILENT = "watchdog silent"  # slamon is not doing its job: no ping, so someone hears
+WATCHDOG_FAILING = "watchdog failing"  # the watchdog URL did not take the ping
 WORDS = (
     OUTAGE_OPENED,
     OUTAGE_CLOSED,
@@ -56,6 +62,12 @@ WORDS = (
     BROKER_BACK,
     PROCESS_EXITED,
     INTERRUPT_NOTICE,
+    LEADER_ELECTED,
+    STANDING_BY,
+    LEASE_LOST,
+    WATCHDOG_PINGING,
+    WATCHDOG_SILENT,
+    WATCHDOG_FAILING,
 )
 WIDTH = max(len(word) for word in WORDS)  # the facts start in one column
 MAX_FACT_CHARS = 240  # an error message is a clue, not a document
@@ -252,6 +264,37 @@ def lost_text(reason: str, where: str | None = None) -> str:
 
 def back_text(lasted_s: float, where: str | None = None) -> str:
     return _by(where, f"after {duration(lasted_s)}")
+
+
+def leader_elected_text(holder: str, token: int, previous: str | None) -> str:
+    """``web-1:4242 (token 7), after web-2:1111``: who leads now, and who led before."""
+    after = f", after {previous}" if previous and previous != holder else ""
+    return f"{holder} (token {token}){after}"
+
+
+def standing_by_text(holder: str, leader: str) -> str:
+    return f"{holder}: {leader} leads"
+
+
+def lease_lost_text(holder: str, token: int, why: str) -> str:
+    return f"{holder} (token {token}): {one_line(why)}"
+
+
+def watchdog_pinging_text(where: str, every_s: float, quiet_s: float | None = None) -> str:
+    """``hc-ping.com every 1m 00s`` at the first ping; ``hc-ping.com again after 4m 10s`` (since
+    the last ping taken) once it pings again after a silence or a failing receiver."""
+    if quiet_s is None:
+        return f"{where} every {duration(every_s)}"
+    return f"{where} again after {duration(quiet_s)}"
+
+
+def watchdog_silent_text(reasons: Iterable[str]) -> str:
+    """``not pinging: dispatch 42s late (probes-dispatch; max_lag 30s)``: why, every reason."""
+    return f"not pinging: {one_line('; '.join(reasons)) or 'unhealthy'}"
+
+
+def watchdog_failing_text(where: str, error: str) -> str:
+    return f"{where}: {one_line(error) or 'no answer'}"
 
 
 def process_exited_text(name: str, returncode: int, restart_in_s: float) -> str:

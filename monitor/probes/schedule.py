@@ -50,10 +50,13 @@ def first_slot(target_id: int, interval_s: float, now: datetime) -> datetime:
 
 @dataclass(frozen=True, slots=True)
 class Claim:
-    """A target claimed for one slot: probe it at ``at`` (now, for a late one)."""
+    """A target claimed for one slot: probe it at ``at`` (now, for a late one). Its interval
+    travels with it, so that a shard that reaches its worker long after its slot (a worker
+    paused, or a redelivery) is not probed once the next slot is near (``without_stale``)."""
 
     target_id: int
     at: datetime
+    interval_s: float = field(default=0.0, compare=False)
 
 
 def claim_due_targets(
@@ -78,7 +81,7 @@ def claim_due_targets(
         .with_for_update(skip_locked=True, key_share=True)
     )
     rows = session.execute(due).all()
-    claims = [Claim(r.id, max(r.next_probe_at or now, now)) for r in rows]
+    claims = [Claim(r.id, max(r.next_probe_at or now, now), r.interval_s) for r in rows]
     if rows:
         slots = [
             {
@@ -114,8 +117,8 @@ def shards_by_slot(
 
 
 def shard_message(claims: Sequence[Claim]) -> list[list[float]]:
-    """A shard as the task takes it (JSON): ``[target id, slot as epoch seconds]`` pairs."""
-    return [[c.target_id, c.at.timestamp()] for c in claims]
+    """A shard as the task takes it (JSON): ``[target id, slot as epoch seconds, interval]``."""
+    return [[c.target_id, c.at.timestamp(), c.interval_s] for c in claims]
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +128,7 @@ class Shard:
 
     target_ids: list[int]
     slots: dict[int, datetime] = field(default_factory=dict)
+    intervals: dict[int, float] = field(default_factory=dict)
 
 
 def read_shard(items: Sequence[int | Sequence[float]]) -> Shard:
@@ -138,7 +142,29 @@ def read_shard(items: Sequence[int | Sequence[float]]) -> Shard:
         target_id, at = int(item[0]), datetime.fromtimestamp(float(item[1]), UTC)
         shard.target_ids.append(target_id)
         shard.slots[target_id] = at
+        if len(item) > 2 and item[2]:
+            shard.intervals[target_id] = float(item[2])
     return shard
+
+
+def without_stale(shard: Shard, now: datetime) -> tuple[Shard, list[int]]:
+    """``shard`` less the targets whose slot is more than half their interval ago (and those
+    ids): by then the next slot is the nearer one, and probing now would probe one target twice
+    within an interval (a worker that was paused with shards in hand, then woke). A redelivery
+    soon after its slot is still probed; a shard without intervals is kept whole."""
+    stale = [
+        i
+        for i in shard.target_ids
+        if i in shard.slots
+        and i in shard.intervals
+        and (now - shard.slots[i]).total_seconds() > shard.intervals[i] / 2
+    ]
+    if not stale:
+        return shard, []
+    keep = [i for i in shard.target_ids if i not in stale]
+    slots = {i: at for i, at in shard.slots.items() if i not in stale}
+    intervals = {i: s for i, s in shard.intervals.items() if i not in stale}
+    return Shard(keep, slots, intervals), stale
 
 
 def live_probe_target_ids(session: Session, name: str | None = None) -> list[int]:

@@ -19,6 +19,7 @@ from monitor.probes.schedule import (
     shard_message,
     shards,
     shards_by_slot,
+    without_stale,
 )
 from monitor.targets import retire_target, upsert_target
 
@@ -120,6 +121,18 @@ def test_shard_messages_round_trip_and_bare_ids_run_at_once() -> None:
     assert target_ids == [7, 9]
     assert slots == {7: at(5), 9: at(5.25)}
     assert read_shard([3, 4]) == Shard([3, 4], {})
+
+
+def test_a_shard_carries_intervals_and_drops_targets_whose_slot_is_half_an_interval_gone() -> None:
+    claims = [Claim(7, at(0), 10.0), Claim(9, at(0), 60.0), Claim(11, at(4.9), 10.0)]
+    shard = read_shard(json.loads(json.dumps(shard_message(claims))))
+    assert shard.intervals == {7: 10.0, 9: 60.0, 11: 10.0}
+    kept, stale = without_stale(shard, at(5.01))  # 7 is 5.01 s late: its next slot is nearer
+    assert stale == [7]
+    assert kept == Shard([9, 11], {9: at(0), 11: at(4.9)}, {9: 60.0, 11: 10.0})
+    assert without_stale(shard, at(5.0)) == (shard, [])  # exactly half: still probed
+    older = read_shard([[7, at(0).timestamp()]])  # a message from before intervals travelled
+    assert without_stale(older, at(100)) == (older, [])
 
 
 def test_shards_follow_slots_and_never_span_more_than_a_quarter_second() -> None:
