@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import itertools
 import re
+import shutil
 import stat
+import subprocess
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,32 +27,53 @@ SERVICES: dict[str, Any] = COMPOSE["services"]
 SLAMON_SERVICES = sorted(n for n, s in SERVICES.items() if s.get("image", "").startswith("slamon"))
 
 
+HA = sorted(n for n, s in SERVICES.items() if "ha" in s.get("profiles", []))
+DEFAULT = sorted(n for n, s in SERVICES.items() if not s.get("profiles"))
+HAPROXY_CFG = ROOT / "deploy/haproxy.cfg"
+
+
 def test_compose_has_every_part_of_the_production_setup() -> None:
-    assert set(SERVICES) == {"postgres", "redis", "migrate", "worker", "beat", "api", "grafana"}
-    assert SLAMON_SERVICES == ["api", "beat", "migrate", "worker"]
+    assert DEFAULT == ["api", "beat", "grafana", "migrate", "postgres", "redis", "worker"]
+    assert SLAMON_SERVICES == [
+        "api", "api-a", "api-b", "beat", "migrate", "worker", "worker-a", "worker-b"
+    ]  # fmt: skip
+
+
+def test_the_ha_profile_is_two_workers_with_beat_two_apis_and_a_balancer() -> None:
+    assert HA == ["api-a", "api-b", "lb", "worker-a", "worker-b"]
+    assert set(SERVICES) == {*DEFAULT, *HA}  # no other profile
 
 
 @pytest.mark.parametrize("name", SLAMON_SERVICES)
 def test_each_service_runs_a_real_slamon_subcommand_with_valid_options(name: str) -> None:
+    assert SERVICES[name]["command"][0] == "slamon"
+    assert parsed(name).command.name == SERVICES[name]["command"][1]
+
+
+def parsed(name: str) -> click.Context:
+    """The subcommand's context for a service's command: click parses the arguments exactly as
+    the container would, without running anything (a bad option fails here)."""
     command = SERVICES[name]["command"]
-    assert command[0] == "slamon"
-    # click parses the arguments exactly as the container would, without running anything
-    context = cli.make_context("slamon", list(command[1:]), resilient_parsing=False)
-    sub = cli.get_command(context, command[1])
+    sub = cli.get_command(cli.make_context("slamon", list(command[1:])), command[1])
     assert isinstance(sub, click.Command)
-    sub.make_context(command[1], list(command[2:]))
+    return sub.make_context(command[1], list(command[2:]))
+
+
+# what slamon's own dependencies read from the environment
+FOREIGN_ENVIRONMENT = {"FORWARDED_ALLOW_IPS"}  # uvicorn: whose X-Forwarded-For to trust
 
 
 @pytest.mark.parametrize("name", SLAMON_SERVICES)
 def test_environment_names_are_settings_that_exist(name: str) -> None:
     fields = set(Settings.model_fields)
-    for key in SERVICES[name]["environment"]:
+    for key in set(SERVICES[name]["environment"]) - FOREIGN_ENVIRONMENT:
         assert key.startswith("SLAMON_")
         assert key.removeprefix("SLAMON_").lower() in fields
+    assert SERVICES[name]["environment"].items() >= SERVICES["api"]["environment"].items()
 
 
 def test_the_services_start_in_order_migrate_first() -> None:
-    for name in ("worker", "beat", "api"):
+    for name in ("worker", "beat", "api", "worker-a", "worker-b", "api-a", "api-b"):
         assert SERVICES[name]["depends_on"]["migrate"] == {
             "condition": "service_completed_successfully"
         }
@@ -66,6 +89,72 @@ def test_mounted_host_paths_exist_in_the_repository() -> None:
                 if path.name == "slamon.yaml":  # the user's own config, made from the example
                     path = ROOT / "slamon.example.yaml"
                 assert path.exists(), host
+
+
+@pytest.mark.parametrize("name", ["worker-a", "worker-b"])
+def test_each_ha_worker_runs_a_scheduler_of_its_own(name: str) -> None:
+    context = parsed(name)
+    assert context.command.name == "worker"
+    assert context.params["embed_beat"] is True
+    assert context.params["vantage"] == parsed("worker").params["vantage"]
+    # the leader is named host:pid; in a container the pid alone would not tell them apart
+    assert SERVICES[name]["hostname"] == name
+
+
+def haproxy_sections(text: str) -> dict[str, list[list[str]]]:
+    """HAProxy's configuration as ``{"backend slamon_api": [[keyword, args...], ...]}``."""
+    sections: dict[str, list[list[str]]] = {}
+    current: list[list[str]] = []
+    for raw in text.splitlines():
+        words = raw.split("#", 1)[0].split()
+        if not words:
+            continue
+        if not raw[0].isspace():
+            current = sections.setdefault(" ".join(words), [])
+        else:
+            current.append(words)
+    return sections
+
+
+def test_the_balancer_sends_to_both_api_replicas_and_checks_their_healthz() -> None:
+    lb = SERVICES["lb"]
+    mounted = {v.split(":")[0]: v.split(":")[1] for v in lb["volumes"]}
+    assert mounted["./deploy/haproxy.cfg"] == "/usr/local/etc/haproxy/haproxy.cfg"
+    assert lb["image"].startswith("haproxy:")
+    assert set(lb["depends_on"]) == {"api-a", "api-b"}
+    sections = haproxy_sections(HAPROXY_CFG.read_text())
+    (frontend,) = (s for name, s in sections.items() if name.startswith("frontend "))
+    (bind,) = (line for line in frontend if line[0] == "bind")
+    host_port, container_port = lb["ports"][0].split(":")
+    assert bind[1] == f":{container_port}"
+    assert host_port == SERVICES["api"]["ports"][0].split(":")[0]  # where the api alone was
+    (default_backend,) = (line[1] for line in frontend if line[0] == "default_backend")
+    backend = sections[f"backend {default_backend}"]
+    servers = {line[1]: line[2] for line in backend if line[0] == "server"}
+    # each server is an API replica at the port its `slamon api` listens on
+    assert servers == {n: f"{n}:{parsed(n).params['port']}" for n in ("api-a", "api-b")}
+    assert all(parsed(n).command.name == "api" for n in servers)
+    assert all(parsed(n).params["host"] == "0.0.0.0" for n in servers)
+    assert ["option", "httpchk"] in backend
+    assert ["http-check", "send", "meth", "GET", "uri", "/healthz"] in backend
+    assert ["http-check", "expect", "status", "200"] in backend
+    (defaults,) = (line for line in backend if line[0] == "default-server")
+    assert "check" in defaults  # the check runs on every server
+    # the replicas limit failed authentications per client address: they must see it
+    assert ["option", "forwardfor"] in sections["defaults"]
+    assert all(SERVICES[n]["environment"]["FORWARDED_ALLOW_IPS"] == "*" for n in servers)
+    assert "ports" not in SERVICES["api-a"]
+    assert "ports" not in SERVICES["api-b"]  # "*" trusts only what can reach them: lb
+
+
+def test_the_haproxy_configuration_is_valid_where_haproxy_is_installed() -> None:
+    haproxy = shutil.which("haproxy")
+    if haproxy is None:
+        pytest.skip("haproxy is not installed (the parsed checks above still ran)")
+    done = subprocess.run(
+        [haproxy, "-c", "-f", str(HAPROXY_CFG)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_grafana_gets_the_dashboard_provisioning() -> None:

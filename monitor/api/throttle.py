@@ -6,7 +6,9 @@ failed lookups. Only failures count, and a valid token is never refused: jobs be
 keep pushing heartbeats while a neighbour with a stale token is refused. A token prefix that
 failed ``limit`` times within ``window_s`` answers 429 with ``Retry-After`` before any lookup;
 an address over its limit gets 429 instead of 401 for each further bad token. Per API
-process, in memory: bounded, and forgotten on restart.
+process, in memory: bounded, and forgotten on restart. Replicas behind a balancer keep a count
+each, so N of them allow N times the failures; still bounded, and a valid token is refused by
+none (docs/operations.md, "API replicas").
 """
 
 from __future__ import annotations

@@ -183,7 +183,7 @@ def _address(value: str) -> tuple[str, int]:
 @click.command()
 @LOG_LEVEL
 def beat(log_level: str) -> None:
-    """The beat scheduler (run exactly one, or use a database-lease-safe setup)."""
+    """The beat scheduler: run any number, they elect one leader through a lease in the database."""
     from monitor.settings import Settings
     from workers import console
 

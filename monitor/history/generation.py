@@ -9,7 +9,9 @@ what it caches is never older than the generation it is filed under.
 ``ReadCache`` keeps one value per key and generation in this process, and never longer than
 ``max_age``: the probes' steady traffic (observed windows growing, heartbeats, feeds polled,
 time passing an open outage) changes figures without a logged write, and ``max_age`` bounds
-how late that shows. A state change, an outage, an incident or an alert shows at once.
+how late that shows. A state change, an outage, an incident or an alert shows at once, on
+every API replica alike: each keeps its own cache, but reads the generation from the shared
+database on every ``get`` (docs/operations.md, "API replicas").
 """
 
 from __future__ import annotations
