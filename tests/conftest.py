@@ -96,3 +96,13 @@ def server() -> Iterator[FeedServer]:
     target_server.routes["/healthz"] = (200, b"ok")
     yield target_server
     target_server.close()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The figures tests measured (``tests.support.report_figure``), one line each."""
+    from tests.support import FIGURES
+
+    if FIGURES:
+        terminalreporter.section("measured figures")
+        for line in FIGURES:
+            terminalreporter.write_line(line)
