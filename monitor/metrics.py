@@ -22,6 +22,9 @@ from monitor.config import Config
 from monitor.db.base import utcnow
 from monitor.db.models import Alert, Delivery, Feed, ProbeRollup, Provider, Target, TaskStat
 from monitor.fleet.health import source_health
+from monitor.health.judge import judge
+from monitor.health.model import DISPATCH_ENTRY, Bounds, Judgement, Snapshot
+from monitor.health.read import read_snapshot
 from monitor.history import heartbeats, incidents
 from monitor.probes.vantages import vantage_health
 from monitor.reports.model import MonthlyReport
@@ -163,6 +166,92 @@ class TrainingCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         yield from _training(self.session)
+
+
+class HealthCollector(Collector):
+    """Is slamon doing its job (``monitor.health``), from ``session``: read at every scrape
+    (the schedule moves every second and logs no change), judged by ``config``'s bounds."""
+
+    def __init__(self, session: Session, config: Config) -> None:
+        self.session = session
+        self.config = config
+
+    def collect(self) -> Iterator[Metric]:
+        snapshot = read_snapshot(self.session)
+        judgement = judge(snapshot, Bounds.of(self.config))
+        yield from _health(snapshot, judgement)
+        yield from _leadership(judgement)
+        yield from _schedule(snapshot, judgement)
+
+
+def _health(snapshot: Snapshot, judgement: Judgement) -> Iterator[Metric]:
+    healthy = GaugeMetricFamily(
+        "slamon_healthy",
+        "1 while slamon does its job (a scheduler leads, the schedule is on time, deliveries "
+        "drain, feeds are polled), 0 with a reason on /healthz",
+    )
+    healthy.add_metric([], 1.0 if judgement.ok else 0.0)
+    backlog = GaugeMetricFamily(
+        "slamon_oldest_pending_delivery_seconds",
+        "How long the oldest pending delivery has waited (0 when none is pending)",
+    )
+    backlog.add_metric([], judgement.backlog_s)
+    ping = GaugeMetricFamily(
+        "slamon_watchdog_last_ping_timestamp_seconds",
+        "When the watchdog URL last took a ping (Unix time); absent if it never has",
+    )
+    if snapshot.ping is not None and snapshot.ping.pinged_at is not None:
+        ping.add_metric([], snapshot.ping.pinged_at.timestamp())
+    yield from (healthy, backlog, ping)
+
+
+def _leadership(judgement: Judgement) -> Iterator[Metric]:
+    leader = GaugeMetricFamily(
+        "slamon_scheduler_leader_info",
+        "1 for the scheduler that leads (host:pid); absent while none does",
+        labels=["leader"],
+    )
+    if judgement.leader is not None:
+        leader.add_metric([judgement.leader], 1.0)
+    token = GaugeMetricFamily(
+        "slamon_scheduler_fencing_token",
+        "The lease's fencing token: one more at each change of leader; absent before any",
+    )
+    if judgement.lease is not None:
+        token.add_metric([], float(judgement.lease.token))
+    yield from (leader, token)
+
+
+def _schedule(snapshot: Snapshot, judgement: Judgement) -> Iterator[Metric]:
+    lag = GaugeMetricFamily(
+        "slamon_schedule_lag_seconds",
+        "How far the latest periodic task is past its slot (0: all on time); absent before any",
+    )
+    if judgement.lag_s is not None:
+        lag.add_metric([], judgement.lag_s)
+    entry_lag = GaugeMetricFamily(
+        "slamon_schedule_entry_lag_seconds",
+        "How far each periodic task is past its slot (0: on time)",
+        labels=["entry"],
+    )
+    for name, seconds in judgement.lags:
+        entry_lag.add_metric([name], seconds)
+    dispatch = GaugeMetricFamily(
+        "slamon_last_dispatch_timestamp_seconds",
+        "When a worker last started the probes' dispatch (Unix time); absent if never",
+    )
+    refused = CounterMetricFamily(
+        "slamon_schedule_refused",
+        "Scheduled messages a worker refused: fenced (sent under a lost lease) or repeated (a "
+        "slot already run)",
+        labels=["entry", "reason"],
+    )
+    for slot in snapshot.slots:
+        if slot.name == DISPATCH_ENTRY and slot.done_at is not None:
+            dispatch.add_metric([], slot.done_at.timestamp())
+        refused.add_metric([slot.name, "fenced"], float(slot.fenced))
+        refused.add_metric([slot.name, "repeated"], float(slot.repeated))
+    yield from (lag, entry_lag, dispatch, refused)
 
 
 def _training(session: Session) -> Iterator[Metric]:

@@ -13,12 +13,12 @@ from sqlalchemy.orm import Session
 from monitor.api.deps import AppState, app_state, db_session
 from monitor.db.base import utcnow
 from monitor.history.generation import READ_MAX_AGE, ReadCache
-from monitor.metrics import SlamonCollector, TrainingCollector
+from monitor.metrics import HealthCollector, SlamonCollector, TrainingCollector
 
 router = APIRouter()
-# the deployment's part of a scrape, until something happened (this process's own metrics and
-# the training jobs' latest heartbeats are read live); a scrape reflects a state change, an
-# outage or an alert at once
+# the deployment's part of a scrape, until something happened (this process's own metrics,
+# the training jobs' latest heartbeats and slamon's own health are read live); a scrape
+# reflects a state change, an outage or an alert at once
 SCRAPES: ReadCache[bytes] = ReadCache(READ_MAX_AGE)
 
 
@@ -35,7 +35,8 @@ def metrics(
         return generate_latest(registry)
 
     kept = SCRAPES.get(session, id(state.config), now, deployment)
-    training = CollectorRegistry()
-    training.register(TrainingCollector(session))
-    body = generate_latest(REGISTRY) + kept.value + generate_latest(training)
+    live = CollectorRegistry()
+    live.register(TrainingCollector(session))
+    live.register(HealthCollector(session, state.config))
+    body = generate_latest(REGISTRY) + kept.value + generate_latest(live)
     return Response(body, media_type=CONTENT_TYPE_LATEST)

@@ -604,3 +604,16 @@ class ScheduleSlot(Base):
     done_at: Mapped[datetime | None]
     fenced: Mapped[int] = mapped_column(BigInteger, default=0)  # stale-token messages refused
     repeated: Mapped[int] = mapped_column(BigInteger, default=0)  # slots delivered again, refused
+
+
+class WatchdogPing(Base):
+    """The watchdog's last ping, as the leader that sent it recorded it (one row, ``name``
+    "watchdog"): every API replica's /metrics reads it (``monitor.health``)."""
+
+    __tablename__ = "watchdog_pings"
+
+    name: Mapped[str] = mapped_column(String(40), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(200))  # the leader that sent it ("host:pid")
+    attempted_at: Mapped[datetime]
+    pinged_at: Mapped[datetime | None]  # the last ping the receiver took (a 2xx)
+    error: Mapped[str | None] = mapped_column(Text)  # why the last attempt failed; None if not

@@ -187,3 +187,23 @@ def test_event_facts(text: str, expected: str) -> None:
 )  # fmt: skip
 def test_channel_event_facts(text: str, expected: str) -> None:
     assert text == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (words.watchdog_pinging_text("hc-ping.com", 60), "hc-ping.com every 1m 00s"),
+        (words.watchdog_pinging_text("hc-ping.com", 60, 250.4), "hc-ping.com again after 4m 10s"),
+        (words.watchdog_silent_text(["dispatch 42s late (probes-dispatch; max_lag 30s)"]),
+         "not pinging: dispatch 42s late (probes-dispatch; max_lag 30s)"),
+        (words.watchdog_silent_text(["no scheduler leads", "broker x unreachable: refused\n…"]),
+         "not pinging: no scheduler leads; broker x unreachable: refused"),
+        (words.watchdog_silent_text([]), "not pinging: unhealthy"),
+        (words.watchdog_failing_text("hc-ping.com", "HTTP 503"), "hc-ping.com: HTTP 503"),
+        (words.watchdog_failing_text("hc-ping.com", ""), "hc-ping.com: no answer"),
+    ],
+    ids=["first-ping", "again", "silent", "silent-several", "silent-no-reason", "failing",
+         "failing-no-error"],
+)  # fmt: skip
+def test_watchdog_event_facts(text: str, expected: str) -> None:
+    assert text == expected
