@@ -14,6 +14,15 @@ Faults, every ``--fault-every`` seconds (each cycle, in this order):
   light queues, lives the whole soak so its memory is seen over a long life);
 * the webhook receiver stops for ``--fault-length`` s (deliveries must be retried, not lost).
 
+With ``--ha`` the layout is the HA one (docs/operations.md): two ``slamon worker --beat`` (one
+leads the schedulers through the lease, the other stands by) and two ``slamon api``; each cycle
+a slice of targets answers 503 and the worker that leads is killed with SIGKILL (restarted
+5 s later, as a standby). Printed besides: the takeover time of each kill (from the SIGKILL to
+the lease held by the other worker), who led, the messages the workers refused (fenced: a
+deposed leader's; repeated: a slot run already), and whether both APIs answered throughout.
+
+    .venv/bin/python bench/soak.py --ha --targets 1000 --duration 1800 --fault-every 300
+
 Printed at the end: probes scheduled vs executed (from ``probe_results``) and missed slots,
 schedule drift p50/p99/max (gap between consecutive probes of a target minus the interval),
 RSS at start and end of each process, alerts expected vs delivered (unique Idempotency-Keys,
@@ -67,9 +76,12 @@ class Fault:
     seconds: float = 0.0
 
 
-def fault_plan(duration: float, every: float, share: float, length: float, n: int) -> list[Fault]:
+def fault_plan(
+    duration: float, every: float, share: float, length: float, n: int, ha: bool = False
+) -> list[Fault]:
     """The faults of each cycle, spread over it; windows that would not close before the end
-    are left out (their alerts could not be counted)."""
+    are left out (their alerts could not be counted). In the HA layout the worker killed is
+    the one that leads, while its targets are down, and the receiver stays up."""
     per_cycle = max(1, round(n * share))
     plan: list[Fault] = []
     cycle = 0
@@ -77,8 +89,11 @@ def fault_plan(duration: float, every: float, share: float, length: float, n: in
         start = cycle * every
         first = (cycle * per_cycle) % n  # a fresh slice each cycle: one outage per target
         plan.append(Fault(start + 0.1 * every, "targets_503", first, per_cycle, length))
-        plan.append(Fault(start + 0.45 * every, "kill_worker"))
-        plan.append(Fault(start + 0.6 * every, "receiver_down", seconds=length))
+        if ha:
+            plan.append(Fault(start + 0.1 * every + length / 2, "kill_leader"))
+        else:
+            plan.append(Fault(start + 0.45 * every, "kill_worker"))
+            plan.append(Fault(start + 0.6 * every, "receiver_down", seconds=length))
         cycle += 1
     return [f for f in plan if f.at + f.seconds < duration]
 
@@ -259,6 +274,80 @@ class Process:
                 self.samples[-1].append((now, value))
 
 
+# --------------------------------------------------------------------------- the HA layout
+
+
+@dataclass
+class HaLayout:
+    workers: list[Process] = field(default_factory=list)
+    apis: list[Process] = field(default_factory=list)
+    ports: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Takeover:
+    killed_at: datetime
+    seconds: float  # from the SIGKILL until the lease is held by another scheduler
+    old: str
+    new: str
+    victim: Process
+
+
+def lease_holder(engine: sa.Engine) -> str:
+    """The scheduler that holds the lease now ('' when none does)."""
+    query = sa.text(
+        "SELECT holder FROM scheduler_leases WHERE name = 'beat' AND expires_at > now()"
+    )
+    with engine.connect() as connection:
+        return connection.execute(query).scalar() or ""
+
+
+def kill_leader(engine: sa.Engine, workers: list[Process]) -> Takeover:
+    """SIGKILL the worker that leads, and time until another one holds the lease."""
+    old = lease_holder(engine)
+    pid = int(old.rsplit(":", 1)[1])
+    victim = next(w for w in workers if w.popen is not None and w.popen.pid == pid)
+    victim.kill()
+    killed, killed_at = time.monotonic(), datetime.now(UTC)
+    while time.monotonic() - killed < 120:
+        new = lease_holder(engine)
+        if new and new != old:
+            return Takeover(killed_at, time.monotonic() - killed, old, new, victim)
+        time.sleep(0.05)
+    raise SystemExit(f"nobody took the lease over from {old} within 120 s")
+
+
+def api_answers(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as answer:
+            return bool(answer.status == 200)
+    except OSError:
+        return False
+
+
+def report_ha(run: dict[str, object], engine_url: str) -> None:
+    takeovers: list[Takeover] = run["takeovers"]  # type: ignore[assignment]
+    seconds = [t.seconds for t in takeovers]
+    print(
+        f"leader kills                {len(takeovers)}; takeover "
+        + ", ".join(f"{s:.2f} s" for s in seconds)
+        + (f"  (max {max(seconds):.2f} s)" if seconds else "")
+    )
+    for t in takeovers:
+        print(f"    {t.killed_at:%H:%M:%S}  {t.old} -> {t.new}")
+    engine = sa.create_engine(engine_url)
+    with engine.connect() as connection:
+        fenced, repeated = connection.execute(
+            sa.text(
+                "SELECT coalesce(sum(fenced), 0), coalesce(sum(repeated), 0) FROM schedule_slots"
+            )
+        ).one()
+    engine.dispose()
+    print(f"messages refused            fenced {fenced}, repeated {repeated}")
+    checks, failures = run["api_checks"]  # type: ignore[misc]
+    print(f"API answers (both, 1/s)     {checks - failures} of {checks}")
+
+
 # --------------------------------------------------------------------------- setup
 
 
@@ -415,6 +504,35 @@ def run(args: argparse.Namespace) -> None:
     )
     beat = Process("beat", [*slamon, "beat", "--loglevel=WARNING"], env, work / "beat.log")
     processes = [targets, worker, steady, beat]
+    ha = HaLayout()
+    if args.ha:  # two workers that both run beat, two APIs
+        ha = HaLayout(
+            workers=[
+                Process(
+                    f"worker-{x}",
+                    [
+                        *slamon,
+                        "worker",
+                        "--beat",
+                        "--pool=threads",
+                        f"--concurrency={args.concurrency}",
+                        f"--loglevel={args.loglevel}",
+                    ],
+                    env,
+                    work / f"worker-{x}.log",
+                )
+                for x in "ab"
+            ],
+            apis=[
+                Process(
+                    f"api-{x}", [*slamon, "api", "--port", str(port)], env, work / f"api-{x}.log"
+                )
+                for x, port in (("a", args.api_port), ("b", args.api_port + 1))
+            ],
+            ports=[args.api_port, args.api_port + 1],
+        )
+        worker = ha.workers[0]
+        processes = [targets, *ha.workers, *ha.apis]
     receiver = Receiver(args.receiver_port)
     engine = sa.create_engine(args.database_url)
     print(f"work folder {work}", flush=True)
@@ -427,11 +545,12 @@ def run(args: argparse.Namespace) -> None:
         # Workers and beat all sync the config's targets at start; started together on an
         # empty database they race on the same inserts (the loser exits). The others wait.
         wait_for_targets(engine, args.targets, timeout=120)
-        steady.start()
-        beat.start()
+        for process in processes:
+            if process.popen is None and process is not targets:
+                process.start()
         first = wait_for_first_probes(engine, timeout=120)
         time.sleep(args.interval)  # the first round is a burst of every target at once
-        expected = soak(args, worker, processes, receiver, engine)
+        expected = soak(args, worker, processes, receiver, engine, ha)
     finally:
         # beat and the workers first: with the targets server gone first, the still-running
         # workers opened an outage (and alerts) for every target during the teardown
@@ -441,6 +560,8 @@ def run(args: argparse.Namespace) -> None:
         engine.dispose()
     print(f"first probe at {first:%H:%M:%S}", flush=True)
     report(args, expected, processes, receiver)
+    if args.ha:
+        report_ha(expected, engine_url=args.database_url)
 
 
 def soak(
@@ -449,11 +570,15 @@ def soak(
     processes: list[Process],
     receiver: Receiver,
     engine: sa.Engine,
+    ha: HaLayout,
 ) -> dict[str, object]:
     """Run the fault plan over the measured window, drain the outbox, and gather figures."""
     plan = fault_plan(
-        args.duration, args.fault_every, args.fault_share, args.fault_length, args.targets
+        args.duration, args.fault_every, args.fault_share, args.fault_length, args.targets, args.ha
     )
+    takeovers: list[Takeover] = []
+    restarts: list[tuple[float, Process]] = []
+    api_failures = api_checks = 0
     expected_targets: set[str] = set()
     kills: list[datetime] = []
     opened, opened_at = time.monotonic(), datetime.now(UTC)
@@ -473,18 +598,35 @@ def soak(
                 worker.kill()
                 kills.append(datetime.now(UTC))
                 restart_at = elapsed + RESTART_AFTER_S
+            elif fault.kind == "kill_leader":
+                takeover = kill_leader(engine, ha.workers)
+                takeovers.append(takeover)
+                kills.append(takeover.killed_at)
+                restarts.append((elapsed + RESTART_AFTER_S, takeover.victim))
+                print(
+                    f"[{elapsed:6.0f}s]   {takeover.old} killed; {takeover.new} leads after "
+                    f"{takeover.seconds:.2f} s",
+                    flush=True,
+                )
             else:
                 receiver.stop()
                 receiver_back_at = elapsed + fault.seconds
         if restart_at is not None and elapsed >= restart_at:
             worker.start()
             restart_at = None
+        for due, process in [r for r in restarts if r[0] <= elapsed]:
+            process.start()
+            restarts.remove((due, process))
+        for port in ha.ports:
+            api_checks += 1
+            api_failures += not api_answers(port)
         if receiver_back_at is not None and elapsed >= receiver_back_at:
             receiver.start()
             receiver_back_at = None
         for process in processes:
             process.sample(elapsed)
-            if process is not worker and process.popen and process.popen.poll() is not None:
+            waiting = process is worker or any(p is process for _, p in restarts)
+            if not waiting and process.popen and process.popen.poll() is not None:
                 raise SystemExit(f"{process.name} exited; see {process.log}")
         time.sleep(1)
     closed_at = datetime.now(UTC)
@@ -501,9 +643,16 @@ def soak(
         for process in processes:
             process.sample(time.monotonic() - opened)
         time.sleep(2)
+    for _, process in restarts:
+        process.start()
     times = probe_times(engine, opened_at, closed_at)
     down = [(k, first_probe_after(engine, k + timedelta(seconds=RESTART_AFTER_S))) for k in kills]
+    if args.ha:  # the window a kill may cost: until the other worker leads, plus an interval
+        down = [(t.killed_at, t.killed_at + timedelta(seconds=t.seconds + args.interval))
+                for t in takeovers]  # fmt: skip
     return {
+        "takeovers": takeovers,
+        "api_checks": (api_checks, api_failures),
         "window_s": (closed_at - opened_at).total_seconds(),
         "worker_down": down,
         "figures": probe_figures(times, args.interval, down),
@@ -608,6 +757,8 @@ def main() -> None:
     parser.add_argument("--base-port", type=int, default=26000)
     parser.add_argument("--control-port", type=int, default=25998)
     parser.add_argument("--receiver-port", type=int, default=25997)
+    parser.add_argument("--ha", action="store_true", help="two workers with beat, two APIs")
+    parser.add_argument("--api-port", type=int, default=25990, help="--ha: the APIs' first port")
     run(parser.parse_args())
 
 

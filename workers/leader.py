@@ -39,6 +39,7 @@ from monitor.events.words import (
 from monitor.scheduler import lease
 from monitor.scheduler.slots import Term, interval_slot, seconds_to_next_slot
 from workers.runtime import runtime
+from workers.watchdog import Watchdog
 
 log = logging.getLogger("celery.beat")  # the console tells its database and broker episodes
 FENCE, ENTRY, SLOT = "slamon_fence", "slamon_entry", "slamon_slot"  # message headers
@@ -60,9 +61,12 @@ class LeaderScheduler(Scheduler):  # type: ignore[misc]
         self.next_hold_at = 0.0
         self.sent: dict[str, datetime | None] = {}
         self.standing_by_for = ""
-        self.watchdog: Any = None
+        self.watchdog: Watchdog | None = None
         kwargs.pop("schedule_filename", None)  # nothing is kept in a file
         super().__init__(app, *args, **kwargs)
+        if not kwargs.get("lazy"):  # a lazy one only shows Celery's banner: it never ticks
+            rt = runtime()
+            self.watchdog = Watchdog(rt.config, rt.settings, rt.sessions, holder=self.holder)
 
     # ---------------------------------------------------------------- Celery's Scheduler API
 
@@ -99,6 +103,8 @@ class LeaderScheduler(Scheduler):  # type: ignore[misc]
             except Exception as exc:  # stopping anyway: the lease then simply expires
                 log.warning("could not let the scheduler lease go (%s)", type(exc).__name__)
             self.term = None
+        if self.watchdog is not None:
+            self.watchdog.close(timeout=5)
         super().close()
 
     @property

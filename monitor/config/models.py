@@ -374,7 +374,7 @@ class ScheduleConfig(Strict):
     retention: Interval = 3600.0
     # the schedulers' leader lease: renewed every third of it; when the leader dies a standby
     # takes over within the lease plus one dispatch period (monitor/scheduler)
-    lease: Interval = 15.0
+    lease: Interval = 10.0
 
 
 class WatchdogConfig(Strict):
