@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import delete, or_, select, update
 from sqlalchemy.orm import Session
 
 from monitor.db.dialect import database_now, insert_ignoring_conflicts
@@ -114,8 +114,11 @@ def current(session: Session, name: str = LEASE) -> LeaseView | None:
 
 
 def ensure_entries(session: Session, entries: Iterable[Entry]) -> None:
-    """A row per periodic task; a known one keeps its slots and takes the task and period."""
+    """A row per periodic task; a known one keeps its slots and takes the task and period, and
+    one the schedule no longer has (a task an upgrade removed) goes, so that it is not judged
+    late for ever."""
     given = list(entries)
+    session.execute(delete(ScheduleSlot).where(ScheduleSlot.name.not_in([e.name for e in given])))
     rows = [{"name": e.name, "task": e.task, "period_s": e.period_s} for e in given]
     insert_ignoring_conflicts(session, ScheduleSlot, rows, ["name"])
     for entry in given:

@@ -122,3 +122,4 @@ def test_ensure_entries_keeps_the_slots_and_takes_a_new_period(session: Session)
     ensure_entries(session, [Entry("probes-dispatch", "slamon.probes.dispatch", 2.0)])
     row = session.scalars(select(ScheduleSlot).where(ScheduleSlot.name == "probes-dispatch")).one()
     assert (row.period_s, row.sent_slot) == (2.0, at(0))
+    assert sent_slots(session) == {"probes-dispatch": at(0)}  # "monthly" is gone
