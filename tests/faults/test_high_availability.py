@@ -33,7 +33,7 @@ from tests.faults.cluster import (
     kill,
     outage,
 )
-from tests.faults.servers import Processes, RedisServer, free_port
+from tests.faults.servers import Processes, RedisServer, Slamon, free_port
 from tests.support import FeedServer, WebhookReceiver, report_figure, wait_for
 from workers.leader import ENTRY, FENCE, SLOT
 
@@ -214,46 +214,75 @@ def test_redis_restarted_empty(
     check("Redis restarted empty", cluster, receiver, time.monotonic() - started, before)
 
 
-def test_the_embedded_default_with_a_second_scheduler_beside_it(
+@pytest.fixture
+def embedded(
     tmp_path: Path, http_server: FeedServer, receiver: WebhookReceiver
-) -> None:
+) -> Iterator[tuple[Cluster, Slamon, int]]:
     """`slamon run` on SQLite and the filesystem broker, and `slamon worker --beat` beside it
-    on the same files: the leader is killed (the supervisor restarts it, as a standby)."""
+    on the same files; the cluster, run's process and its API port."""
     ha_config(tmp_path / "slamon.yaml", http_server, receiver)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLAMON_")}
     env |= {"SLAMON_CONFIG": str(tmp_path / "slamon.yaml"), "SLAMON_VANTAGE": "fault"}
-    embedded = Processes(env, tmp_path)
+    processes = Processes(env, tmp_path)
     try:
         port = free_port()
-        run = embedded.start("run", "run", "--port", str(port))
-        cluster = Cluster(embedded, f"sqlite:///{tmp_path / 'slamon.db'}")
+        run = processes.start("run", "run", "--port", str(port))
+        cluster = Cluster(processes, f"sqlite:///{tmp_path / 'slamon.db'}")
         cluster.apis[port] = run
         wait_for(lambda: "leader elected" in run.text() or not run.alive(), timeout=90)
-        second = cluster.start_worker("second")
+        cluster.start_worker("second")
         wait_for(lambda: len(cluster.probe_times()) >= 2, timeout=60)
-        before, _ = cluster.lease()
-        started = time.monotonic()
-        outage(http_server, receiver, down=True)
-        killed_at = time.monotonic()
-        os.kill(int(before.rsplit(":", 1)[1]), signal.SIGKILL)  # run's main child
-        after, _ = cluster.wait_for_new_leader(before)
-        takeover = time.monotonic() - killed_at
-        # the second worker, or run's main child restarted by the supervisor (2 s later, about
-        # when the lease runs out): whichever asks first
-        assert after != before
-        wait_for(lambda: run.text().count("beat: Starting") >= 2, timeout=60)  # restarted
-        assert second.alive()
-        time.sleep(INTERVAL_S)
-        outage(http_server, receiver, down=False)
-        time.sleep(INTERVAL_S)
-        check(
-            "embedded leader SIGKILL",
-            cluster,
-            receiver,
-            time.monotonic() - started,
-            before,
-            takeover,
-        )
-        assert cluster.answers(port, "/healthz") is not None
+        yield cluster, run, port
     finally:
-        embedded.stop_all()
+        processes.stop_all()
+
+
+def test_the_embedded_default_with_its_leader_killed(
+    embedded: tuple[Cluster, Slamon, int], http_server: FeedServer, receiver: WebhookReceiver
+) -> None:
+    """The leader (run's main child) is killed: the supervisor restarts it 2 s later, and
+    whichever scheduler asks first when the lease runs out leads."""
+    cluster, run, port = embedded
+    second = cluster.workers[0]
+    before, _ = cluster.lease()
+    started = time.monotonic()
+    outage(http_server, receiver, down=True)
+    killed_at = time.monotonic()
+    os.kill(int(before.rsplit(":", 1)[1]), signal.SIGKILL)
+    after, _ = cluster.wait_for_new_leader(before)
+    takeover = time.monotonic() - killed_at
+    assert after != before
+    wait_for(lambda: run.text().count("beat: Starting") >= 2, timeout=60)  # restarted
+    assert second.alive()
+    time.sleep(INTERVAL_S)
+    outage(http_server, receiver, down=False)
+    time.sleep(INTERVAL_S)
+    elapsed = time.monotonic() - started
+    check("embedded leader SIGKILL", cluster, receiver, elapsed, before, takeover)
+    assert cluster.answers(port, "/healthz") is not None
+
+
+def test_the_embedded_default_with_its_leader_paused_past_its_lease(
+    embedded: tuple[Cluster, Slamon, int], http_server: FeedServer, receiver: WebhookReceiver
+) -> None:
+    """On SQLite too: the paused leader loses the lease, and on waking stands by."""
+    cluster, _, _ = embedded
+    before, old_token = cluster.lease()
+    pid = int(before.rsplit(":", 1)[1])
+    started = time.monotonic()
+    outage(http_server, receiver, down=True)
+    paused_at = time.monotonic()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        after, token = cluster.wait_for_new_leader(before)
+        takeover = time.monotonic() - paused_at
+        time.sleep(LEASE_S)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    time.sleep(2 * INTERVAL_S)
+    outage(http_server, receiver, down=False)
+    time.sleep(INTERVAL_S)
+    elapsed = time.monotonic() - started
+    check("embedded leader SIGSTOP+SIGCONT", cluster, receiver, elapsed, before, takeover)
+    assert token == old_token + 1
+    assert cluster.lease() == (after, token)
