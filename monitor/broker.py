@@ -17,8 +17,13 @@ def check_broker(settings: Settings, timeout: float = 3.0) -> None:
         if folder.exists() and not os.access(folder, os.W_OK):
             raise ServiceUnavailable(f"broker folder {folder} is not writable")
         return
+    # Redis takes its timeouts from the transport options, not connect_timeout: without them a
+    # broker that accepts the connection but never answers (a frozen Redis) hangs this for ever
+    waits = {"socket_connect_timeout": timeout, "socket_timeout": timeout}
     try:
-        with Connection(settings.broker_url, connect_timeout=timeout) as connection:  # type: ignore[no-untyped-call]
+        with Connection(  # type: ignore[no-untyped-call]
+            settings.broker_url, connect_timeout=timeout, transport_options=waits
+        ) as connection:
             connection.ensure_connection(max_retries=1, timeout=timeout)
     except Exception as exc:  # kombu raises transport-specific errors
         raise ServiceUnavailable(

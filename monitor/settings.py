@@ -49,6 +49,13 @@ class Settings(BaseSettings):
         description="Seconds before Redis hands an unacknowledged task (its worker died) to "
         "another worker. Longer than the longest task; shorter means faster recovery.",
     )
+    broker_give_up_after: float = Field(
+        default=180.0,
+        gt=0,
+        description="Seconds a worker or beat goes on without an answer from the broker before "
+        "it gives up: it exits with code 75 for systemd, Kubernetes or `slamon run` to start "
+        "it again (workers/broker_watch.py).",
+    )
     vantage: str = Field(
         default_factory=socket.gethostname, description="Where this worker probes from."
     )

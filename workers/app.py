@@ -10,7 +10,7 @@ from celery.utils.nodenames import default_nodename, host_format
 
 from monitor.config import load_config
 from monitor.settings import Settings, get_settings
-from workers import console, timing
+from workers import broker_watch, console, timing
 from workers.schedule import build_beat_schedule, task_routes
 
 FILESYSTEM_POLL_S = 0.1
@@ -53,6 +53,8 @@ def create_app(settings: Settings | None = None) -> Celery:
         # the filesystem transport with atomic writes (workers/fs_broker.py); others by URL
         broker_transport="workers.fs_broker:Transport" if settings.uses_filesystem_broker else None,
         broker_connection_retry_on_startup=True,
+        # retry for ever: workers/broker_watch.py gives the broker up after a time, not a count
+        broker_connection_max_retries=None,
         task_serializer="json",
         result_serializer="json",
         accept_content=["json"],
@@ -72,6 +74,7 @@ def create_app(settings: Settings | None = None) -> Celery:
     )
     timing.connect(app)
     console.connect(app)  # slamon's console lines; Celery's chatter below --log-level
+    broker_watch.connect(app, settings)  # a broker lost for good: exit 75, to be restarted
     return app
 
 
@@ -102,13 +105,14 @@ def start_worker(
         quiet=quiet,
     )
     worker.start()
-    return int(worker.exitcode or 0)
+    return broker_watch.exit_code(int(worker.exitcode or 0))
 
 
-def run_beat(app: Celery, *, log_level: str, quiet: bool) -> None:
+def run_beat(app: Celery, *, log_level: str, quiet: bool) -> int:
     """Run the beat scheduler in this process until it stops (as `celery beat` does, without
-    its command line; see :func:`start_worker`)."""
+    its command line; see :func:`start_worker`); its exit code (75 when it gave the broker up)."""
     app.Beat(loglevel=log_level.upper(), quiet=quiet).run()
+    return broker_watch.exit_code()
 
 
 app = create_app()

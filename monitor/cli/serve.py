@@ -193,7 +193,7 @@ def beat(log_level: str) -> None:
     from workers.app import app, run_beat
 
     kick_off(app)
-    run_beat(app, log_level=log_level, quiet=console.quiet(log_level))
+    sys.exit(run_beat(app, log_level=log_level, quiet=console.quiet(log_level)))
 
 
 @click.command()

@@ -29,6 +29,7 @@ DATABASE_LOST = "database lost"
 DATABASE_BACK = "database back"
 BROKER_LOST = "broker lost"
 BROKER_BACK = "broker back"
+BROKER_GIVEN_UP = "broker given up"  # no answer for too long: a worker or beat exits
 PROCESS_EXITED = "process exited"
 INTERRUPT_NOTICE = "interrupt notice"  # `slamon agent --metadata`: the box's provider warns
 LEADER_ELECTED = "leader elected"  # this scheduler took the lease: it dispatches from now on
@@ -60,6 +61,7 @@ WORDS = (
     DATABASE_BACK,
     BROKER_LOST,
     BROKER_BACK,
+    BROKER_GIVEN_UP,
     PROCESS_EXITED,
     INTERRUPT_NOTICE,
     LEADER_ELECTED,
@@ -264,6 +266,19 @@ def lost_text(reason: str, where: str | None = None) -> str:
 
 def back_text(lasted_s: float, where: str | None = None) -> str:
     return _by(where, f"after {duration(lasted_s)}")
+
+
+def broker_given_up_text(
+    broker: str, silent_s: float, reason: str, code: int, where: str | None = None
+) -> str:
+    """``redis://cache:6379/0 has not answered for 3m 00s (Connection refused): exiting with
+    code 75 to be started again``: the broker (its password hidden), how long, the last error."""
+    why = one_line(reason) or "no reason given"
+    return _by(
+        where,
+        f"{broker} has not answered for {duration(silent_s)} ({why}): "
+        f"exiting with code {code} to be started again",
+    )
 
 
 def leader_elected_text(holder: str, token: int, previous: str | None) -> str:
