@@ -139,8 +139,12 @@ def test_a_postgres_restart_fails_rounds_clearly_then_stores_again_and_keeps_old
     assert_alive(processes)
     with engine.connect() as connection:
         again = list(connection.execute(select(ProbeResult).where(ProbeResult.at < restarted)))
-    assert again == kept  # rows from before the restart are untouched
-    log = processes.started[0].text()
-    assert re.search(r"\(psycopg(\.errors)?\.\w+\) ", log), log[-3000:]  # the driver says why
+    # rows from before the restart are untouched (a probe in flight then may add one since)
+    assert set(kept) <= set(again)
+    assert len(again) - len(kept) <= 1, (kept, again)
+    # the driver says why: the worker when a round in flight failed to store, the scheduler
+    # (which asks the database every second for its lease and slots) in any case
+    log = logs(processes)
+    assert re.search(r"\(psycopg(\.errors)?\.\w+\) ", log), log[-3000:]
     # no crash loop: the worker and beat are the processes started at first, still running
     assert [r.name for r in processes.started] == ["worker", "beat"]
