@@ -4,7 +4,16 @@ kombu retries a lost connection after 2 s, then 4, 6… up to 30 s between tries
 consumer takes those defaults: a Redis restart of four seconds cost six before the next probe.
 slamon promises that probing resumes within one interval of the broker being back, so its
 connections retry every half second, at most every two (a broker down for long is polled
-gently, and each failed try is one cheap TCP connect)."""
+gently, and each failed try is one cheap TCP connect).
+
+Closing a lost connection must not end the worker either. When Redis goes away while the
+consumer holds unacknowledged messages (probe shards waiting for their slots), Celery 5.7
+closes the broken connection, the channel tries to put those messages back on their queues,
+and kombu's Redis transport, its client already let go, raises ``AttributeError`` ("'NoneType'
+object has no attribute 'hostname'"), which no one catches: "Unrecoverable error" and the
+worker exits. The channel is then closed as if the broker had refused it: the messages stay in
+Redis' unacked set and come back after the visibility timeout (a shard has expired by then;
+the next round probes its targets)."""
 
 from __future__ import annotations
 
@@ -19,6 +28,12 @@ RETRY_MAX_S = 2.0
 
 
 class QuickReconnect(Connection):
+    def maybe_close_channel(self, channel: Any) -> None:
+        try:
+            channel.close()
+        except (*self.connection_errors, *self.channel_errors, AttributeError):
+            pass  # the connection is gone: what the channel could not put back waits in Redis
+
     def _ensure_connection(  # type: ignore[override]
         self,
         errback: Any = None,
