@@ -37,8 +37,20 @@ class StoreCounts:
 
 def sync_providers(session: Session, specs: Sequence[ProviderSpec]) -> None:
     """Make the providers and feeds tables match the catalog + config. Feeds no longer listed are
-    disabled, not deleted: their incidents keep pointing at them."""
+    disabled, not deleted: their incidents keep pointing at them.
+
+    Schedulers that start together (two workers with beat, each polling the feeds at once) may
+    sync at the same moment: new rows are inserted ignoring conflicts first, so the second one
+    waits for the first's and then updates them, instead of failing on the unique index."""
+    rows = [{"slug": s.slug, "name": s.name, "source": s.source} for s in specs]
+    insert_ignoring_conflicts(session, Provider, rows, ["slug"])
     existing = {p.slug: p for p in session.scalars(select(Provider))}
+    feeds = [
+        {"provider_id": existing[spec.slug].id, "url": feed.url, "kind": feed.kind}
+        for spec in specs
+        for feed in spec.feeds
+    ]
+    insert_ignoring_conflicts(session, Feed, feeds, ["provider_id", "url"])
     for spec in specs:
         row = existing.get(spec.slug) or Provider(slug=spec.slug)
         row.name, row.sla_policy, row.source = spec.name, spec.sla, spec.source

@@ -8,10 +8,14 @@ import time
 from pathlib import Path
 
 import pytest
+from sqlalchemy import func, select
 
 from monitor.config import parse_config
 from monitor.db.base import utcnow
 from monitor.db.engine import make_engine, make_sessionmaker
+from monitor.db.models import Provider
+from monitor.feeds.catalog import CATALOG
+from monitor.feeds.service import sync_catalog
 from monitor.targets import sync_config_targets
 from tests.faults.servers import Processes, write_config
 from tests.support import wait_for
@@ -59,3 +63,37 @@ def test_two_processes_syncing_the_config_targets_at_once_both_succeed(
         engine.dispose()
     if failures:
         raise failures[0]
+
+
+def test_two_schedulers_syncing_the_provider_catalog_at_once_both_succeed(
+    database_url: str,
+) -> None:
+    """Two workers with beat started together each poll the feeds at once: both sync the
+    catalog's providers and feeds into an empty database."""
+    config = parse_config("")
+    engine = make_engine(database_url)
+    sessions = make_sessionmaker(engine)
+    failures: list[BaseException] = []
+
+    def second_process() -> None:
+        try:
+            with sessions() as session, session.begin():
+                sync_catalog(session, config)
+        except BaseException as exc:
+            failures.append(exc)
+
+    try:
+        with sessions() as first, first.begin():
+            sync_catalog(first, config)
+            first.flush()  # the first one's rows are in, not yet committed
+            other = threading.Thread(target=second_process)
+            other.start()
+            time.sleep(0.5)  # the second one's inserts now wait on the unique indexes
+        other.join(timeout=30)
+        with sessions() as session:
+            providers = session.scalar(select(func.count()).select_from(Provider))
+            slugs = session.scalar(select(func.count(func.distinct(Provider.slug))))
+    finally:
+        engine.dispose()
+    assert failures == []
+    assert providers == slugs == len(CATALOG)
