@@ -37,7 +37,7 @@ def broker_options(settings: Settings) -> dict[str, Any]:
 
 def create_app(settings: Settings | None = None) -> Celery:
     settings = settings or get_settings()
-    settings.state_dir.mkdir(parents=True, exist_ok=True)  # the beat schedule file lives here
+    settings.state_dir.mkdir(parents=True, exist_ok=True)  # the filesystem broker's folders
     config = load_config(settings.config, missing_ok=True)
     # connections that retry every 0.5-2 s, not kombu's 2-30 s (workers/reconnect.py)
     # every task admitted by the database when the leading scheduler sent it (workers/fencing.py)
@@ -103,6 +103,10 @@ def start_worker(
         pidfile=None,
         statedb=None,
         quiet=quiet,
+        # workers need not know of each other: gossip and mingle only cost broker traffic and,
+        # when the broker goes away, a traceback each from Celery's own stop (Gossip's)
+        without_gossip=True,
+        without_mingle=True,
     )
     worker.start()
     return broker_watch.exit_code(int(worker.exitcode or 0))
