@@ -126,11 +126,14 @@ class LeaderScheduler(Scheduler):  # type: ignore[misc]
                 session.connection(execution_options=READ_ONLY)
                 seen = lease.current(session)
                 now = database_now(session)
+            dead = ""
             if seen and seen.holder != self.holder and seen.held_at(now):
-                self._stand_by(seen.holder, monotonic_now)
-                return
+                if not self._died_here(seen, now):
+                    self._stand_by(seen.holder, monotonic_now)
+                    return
+                dead = seen.holder
             with rt.transaction() as session:
-                held = lease.hold(session, self.holder, self._lease_s())
+                held = lease.hold(session, self.holder, self._lease_s(), dead=dead)
                 if held.ours and (held.taken or self.term is None):  # a new term: catch up
                     lease.ensure_entries(session, self._entries())
                     self.sent = lease.sent_slots(session)
@@ -150,6 +153,17 @@ class LeaderScheduler(Scheduler):  # type: ignore[misc]
         self.term = Term(monotonic_now, self._lease_s())
         self.standing_by_for = ""
         self.next_hold_at = self.term.renew_at()
+
+    def _died_here(self, seen: lease.LeaseView, now: datetime) -> bool:
+        """Has the holder died on this machine and missed a renewal? Then its lease need not
+        run out: a restarted `slamon run` child takes over from the one it replaces at once.
+        A holder that renews (every third of the lease) is never taken this way, whatever this
+        machine can see of its pid (a container's own pid namespace)."""
+        host, _, pid = seen.holder.rpartition(":")
+        if host != socket.gethostname() or not pid.isdigit():
+            return False
+        missed = (now - seen.renewed_at).total_seconds() > self._lease_s() / 3 + 1.0
+        return missed and not _alive(int(pid))
 
     def _stand_by(self, leader: str, monotonic_now: float) -> None:
         if self.term is not None:
@@ -224,6 +238,16 @@ class LeaderScheduler(Scheduler):  # type: ignore[misc]
             self.watchdog.beat(leading)
         except Exception:  # the watchdog must never stop the schedule
             log.exception("the watchdog failed")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
 
 
 def _period(entry: ScheduleEntry) -> float | None:

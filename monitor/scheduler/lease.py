@@ -63,10 +63,13 @@ def hold(
     lease_s: float,
     now: datetime | None = None,
     name: str = LEASE,
+    dead: str = "",
 ) -> Hold:
     """Take the lease when it is free or has expired, renew it when it is ours; else report who
     holds it. The token grows only when the lease changes hands: a holder renewing late (its
-    lease lapsed, nobody took it) keeps its token, since nobody else can have sent under one."""
+    lease lapsed, nobody took it) keeps its token, since nobody else can have sent under one.
+    ``dead`` names a holder the caller knows has died (a process of this machine that is
+    gone): its lease is taken at once, not when it runs out."""
     now = now or database_now(session)
     empty = {
         "name": name, "holder": "", "token": 0,
@@ -80,7 +83,7 @@ def hold(
     if row.holder == holder:
         row.renewed_at, row.expires_at = now, until
         return Hold(_view(row), ours=True)
-    if row.holder and row.expires_at > now:
+    if row.holder and row.expires_at > now and row.holder != dead:
         return Hold(_view(row), ours=False)
     previous = row.holder
     row.holder, row.token = holder, row.token + 1

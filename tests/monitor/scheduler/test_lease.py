@@ -64,6 +64,13 @@ def test_a_holder_renewing_late_keeps_its_token_when_nobody_took_the_lease(
     assert (late.ours, late.taken, late.lease.token) == (True, False, 1)
 
 
+def test_the_lease_of_a_holder_known_dead_is_taken_before_it_runs_out(session: Session) -> None:
+    hold(session, "a:1", LEASE_S, now=at(0))
+    assert not hold(session, "b:2", LEASE_S, now=at(6), dead="c:3").ours  # not that one
+    taken = hold(session, "b:2", LEASE_S, now=at(6), dead="a:1")
+    assert (taken.ours, taken.taken, taken.previous, taken.lease.token) == (True, True, "a:1", 2)
+
+
 def test_a_released_lease_is_taken_at_once(session: Session) -> None:
     hold(session, "a:1", LEASE_S, now=at(0))
     assert not release(session, "a:1", 99, now=at(1))  # not with another token
