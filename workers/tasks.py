@@ -93,6 +93,7 @@ def run_probe_shard(self: Any, shard: list[Any]) -> int:
     A database hiccup (restart, deadlock, lock timeout) re-runs the shard: it is re-probed,
     never half-stored, since each pass commits in one transaction.
     """
+    from celery.exceptions import Ignore
     from sqlalchemy.exc import OperationalError
 
     from monitor.alerts.service import alert_hook
@@ -108,8 +109,8 @@ def run_probe_shard(self: Any, shard: list[Any]) -> int:
         log.warning("not probing %d target(s) of a shard past their slots: %s", len(stale), stale)
     if self.request.retries:  # a re-run probes at once: its slots have passed
         work = Shard(work.target_ids)
-    if not work.target_ids:
-        return 0
+    if not work.target_ids:  # ignored, not a success: nothing here reached the database
+        raise Ignore()
     vantage = rt.settings.vantage
     prober = Prober(
         rt.sessions,

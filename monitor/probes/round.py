@@ -31,6 +31,11 @@ from monitor.probes.schedule import Shard
 from monitor.probes.wire import ProbeClient
 
 T = TypeVar("T")
+# how long before its first slot a shard reads its targets: enough to read them off the
+# critical path, and late enough that the round of each target's previous slot has been
+# recorded (a target probed every second is claimed up to two seconds ahead, and a round that
+# read its targets then judged a GPU's counters against the memory of two slots ago)
+LOAD_LEAD_S = 0.25
 
 
 class RoundSettings(Protocol):
@@ -90,6 +95,9 @@ class Prober:
         latest: dict[int, ProbeResult] = {}
         states: dict[int, str] = {}
         transitions: list[TargetTransition] = []
+        if shard.slots:
+            first = min(shard.slots.values())
+            await asyncio.sleep(max(0.0, (first - utcnow()).total_seconds() - LOAD_LEAD_S))
         pending = await _blocking(self._load, shard.target_ids)
         # one pass, then enough quick re-probes to confirm a failure (or a recovery) either way
         passes = max((t.probes_to_confirm for t in pending), default=1)
