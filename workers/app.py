@@ -70,7 +70,6 @@ def create_app(settings: Settings | None = None) -> Celery:
         beat_schedule=build_beat_schedule(config),
         # any number of schedulers, one leader by a lease in the database (workers/leader.py)
         beat_scheduler="workers.leader:LeaderScheduler",
-        beat_schedule_filename=str(settings.state_dir / "beat-schedule"),
     )
     timing.connect(app)
     console.connect(app)  # slamon's console lines; Celery's chatter below --log-level

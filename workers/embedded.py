@@ -14,7 +14,6 @@ import os
 import signal
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 from celery import Celery
@@ -37,7 +36,6 @@ class EmbeddedBeat:
     ``worker --beat`` forks: the same schedule, without a second copy of the application."""
 
     app: Celery
-    schedule_file: Path
     name: str = "beat"
     _thread: Any = None
 
@@ -47,8 +45,7 @@ class EmbeddedBeat:
         self._thread = EmbeddedService(
             self.app,
             thread=True,
-            schedule_filename=str(self.schedule_file),
-            scheduler_cls=self.app.conf.beat_scheduler,  # the leader-elected one
+            scheduler_cls=self.app.conf.beat_scheduler,  # the leader-elected one: no file
         )
         self._thread.start()
 

@@ -153,7 +153,7 @@ def worker(
         names.append(f"probes.{settings.vantage}")  # shards sent to this vantage by name
     services: list[embedded.Service] = []
     if embed_beat:
-        services.append(embedded.EmbeddedBeat(app, settings.state_dir / "beat-schedule"))
+        services.append(embedded.EmbeddedBeat(app))
         kick_off(app)
     if api_address:
         host, port = _address(api_address)

@@ -12,7 +12,6 @@ import itertools
 import json
 import os
 import signal
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -147,9 +146,6 @@ class Cluster:
         is_json = response.headers.get("content-type", "").startswith("application/json")
         return response.json() if is_json else response.text
 
-    def stop_all(self) -> None:
-        self.processes.stop_all()
-
 
 def kill(process: Slamon, sig: int = signal.SIGKILL) -> None:
     os.kill(process.process.pid, sig)
@@ -182,7 +178,3 @@ def outage(target: FeedServer, receiver: WebhookReceiver, down: bool) -> None:
         timeout=60,
         explain=lambda: dict(alerts_sent(receiver)),
     )
-
-
-def settle(seconds: float) -> None:
-    time.sleep(seconds)
