@@ -514,6 +514,38 @@ class Silence(IdMixin, CreatedMixin, Base):
     source: Mapped[str] = mapped_column(String(16), default="api")
 
 
+class Notice(IdMixin, CreatedMixin, Base):
+    """An operator's notice, or maintenance announced ahead (``kind``), shown on the status page
+    and in the feed from ``starts_at`` until ``ends_at`` (open-ended without one) or until an
+    operator ended it (``ended_at``; before ``starts_at`` it was called off). Scoped like a
+    maintenance window (named targets, or a provider/region/pool), or to nothing: the whole
+    deployment. Maintenance with a scope also holds the ``maintenance_windows`` row the SLA
+    arithmetic subtracts (``monitor.notices``); ending the notice ends that window too."""
+
+    __tablename__ = "notices"
+    __table_args__ = (
+        CheckConstraint("kind IN ('notice', 'maintenance')", name="kind"),
+        Index("ix_notices_starts_at", "starts_at"),
+    )
+
+    title: Mapped[str] = mapped_column(String(200))
+    body: Mapped[str] = mapped_column(Text, default="")
+    kind: Mapped[str] = mapped_column(String(16), default="notice")
+    severity: Mapped[str] = mapped_column(String(16), default="info")
+    starts_at: Mapped[datetime]
+    ends_at: Mapped[datetime | None]
+    ended_at: Mapped[datetime | None]
+    provider: Mapped[str | None] = mapped_column(String(64))
+    region: Mapped[str | None] = mapped_column(String(64))
+    pool: Mapped[str | None] = mapped_column(String(200))
+    targets: Mapped[list[str]] = mapped_column(default=list)
+    created_by: Mapped[str | None] = mapped_column(String(200))
+    ended_by: Mapped[str | None] = mapped_column(String(200))
+    maintenance_window_id: Mapped[int | None] = mapped_column(
+        ForeignKey("maintenance_windows.id", ondelete="SET NULL")
+    )
+
+
 class ApiToken(IdMixin, CreatedMixin, Base):
     """An API token, stored only as a hash; scope ``read`` or ``admin``."""
 
