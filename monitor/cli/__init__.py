@@ -21,6 +21,7 @@ COMMANDS = {
     "config": "monitor.cli.config_cmd:config",
     "discover": "monitor.cli.discover_cmd:discover",
     "events": "monitor.cli.events_cmd:events",
+    "export": "monitor.cli.export_cmd:export",
     "feeds": "monitor.cli.feeds_cmd:feeds",
     "grafana": "monitor.cli.grafana_cmd:grafana",
     "import": "monitor.cli.report_cmd:import_",
