@@ -133,9 +133,11 @@ def _ledger(report: MonthlyReport) -> Iterator[Metric]:
     """The month-to-date interruption ledger, one series per provider, instance type and
     capacity class, as the report and the status page show it (its interval stays there)."""
     labels = ["provider", "instance_type", "capacity"]
-    hours = GaugeMetricFamily(
-        "slamon_ledger_instance_hours",
-        "Month to date: the hours this provider's instances of this type and capacity existed",
+    # seconds, not the report's hours: Prometheus' base unit (promtool check metrics)
+    lived = GaugeMetricFamily(
+        "slamon_ledger_instance_seconds",
+        "Month to date: how long this provider's instances of this type and capacity existed, "
+        "summed over the instances",
         labels=labels,
     )
     taken = GaugeMetricFamily(
@@ -150,11 +152,11 @@ def _ledger(report: MonthlyReport) -> Iterator[Metric]:
     )
     for row in report.ledger:
         key = [row.provider or "", row.instance_type or "", row.capacity]
-        hours.add_metric(key, row.instance_hours)
+        lived.add_metric(key, row.instance_hours * 3600)
         taken.add_metric(key, row.preemptions + row.provider_ends)
         if row.per_1000h is not None:
             rate.add_metric(key, row.per_1000h)
-    yield from (hours, taken, rate)
+    yield from (lived, taken, rate)
 
 
 class TrainingCollector(Collector):

@@ -241,7 +241,7 @@ def metrics_show_the_ledger(live: Live, report: dict[str, Any]) -> None:
         interruptions = row["preemptions"] + row["provider_ends"]
         assert got[("slamon_ledger_interruptions", *key)] == interruptions, (key, got)
         if row["ended"]:  # a finished life's hours no longer grow between report and scrape
-            hours = got[("slamon_ledger_instance_hours", *key)]
+            hours = got[("slamon_ledger_instance_seconds", *key)] / 3600
             assert hours == pytest.approx(row["instance_hours"], rel=1e-6), (key, got)
             rate = got[("slamon_ledger_interruptions_per_1000h", *key)]
             assert rate == pytest.approx(row["per_1000h"], rel=1e-6), (key, got)

@@ -340,7 +340,7 @@ def test_metrics_carry_the_interruption_ledger_of_the_worked_example(session: Se
     def row(provider: str, instance_type: str, capacity: str) -> tuple[float, float, float]:
         key = (("capacity", capacity), ("instance_type", instance_type), ("provider", provider))
         return (
-            got[("slamon_ledger_instance_hours", key)],
+            got[("slamon_ledger_instance_seconds", key)] / 3600,
             got[("slamon_ledger_interruptions", key)],
             got[("slamon_ledger_interruptions_per_1000h", key)],
         )
