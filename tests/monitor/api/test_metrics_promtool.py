@@ -5,29 +5,17 @@ are base units spelled as suffixes, every family has its help."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-
-import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.db.base import utcnow
 from tests.monitor.api.metrics_rows import config, populate
-from tests.support import ApiClient, unavailable
-
-PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
-
-
-@pytest.fixture
-def promtool() -> str:
-    if not shutil.which(PROMTOOL):
-        unavailable("promtool", f"{PROMTOOL} is not installed (Debian's prometheus package)")
-    return PROMTOOL
+from tests.prometheus import promtool
+from tests.support import ApiClient
 
 
 def test_a_populated_scrape_passes_promtool_check_metrics_without_a_warning(
-    api: ApiClient, sessions: sessionmaker[Session], promtool: str
+    api: ApiClient, sessions: sessionmaker[Session]
 ) -> None:
     now = utcnow()
     with sessions() as session, session.begin():
@@ -41,13 +29,10 @@ def test_a_populated_scrape_passes_promtool_check_metrics_without_a_warning(
         if family.name.startswith("slamon_") and not family.samples
     ]
     assert empty == []
-    checked = subprocess.run(
-        [promtool, "check", "metrics"], input=text, capture_output=True, text=True, timeout=60
-    )
-    assert (checked.returncode, checked.stdout + checked.stderr) == (0, "")
+    assert promtool("check", "metrics", stdin=text) == (0, "")
 
 
-def test_promtool_check_metrics_does_warn_on_what_it_should(promtool: str) -> None:
+def test_promtool_check_metrics_does_warn_on_what_it_should() -> None:
     """The check above can fail: the same promtool flags a counter whose sample lacks
     ``_total`` and a unit that is not a base unit (``slamon_ledger_instance_hours``, renamed
     ``slamon_ledger_instance_seconds`` for it)."""
@@ -55,9 +40,7 @@ def test_promtool_check_metrics_does_warn_on_what_it_should(promtool: str) -> No
         "# HELP slamon_refused Refused.\n# TYPE slamon_refused counter\nslamon_refused 1\n"
         "# HELP slamon_lived_hours Lived.\n# TYPE slamon_lived_hours gauge\nslamon_lived_hours 2\n"
     )
-    checked = subprocess.run(
-        [promtool, "check", "metrics"], input=text, capture_output=True, text=True, timeout=60
-    )
-    assert checked.returncode != 0
-    assert 'counter metrics should have "_total" suffix' in checked.stdout + checked.stderr
-    assert 'use base unit "seconds" instead of "hours"' in checked.stdout + checked.stderr
+    code, said = promtool("check", "metrics", stdin=text)
+    assert code != 0
+    assert 'counter metrics should have "_total" suffix' in said
+    assert 'use base unit "seconds" instead of "hours"' in said
