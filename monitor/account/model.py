@@ -16,8 +16,9 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, Literal
 
-Provider = Literal["aws", "azure", "gcp", "lambda"]
-PROVIDERS: tuple[Provider, ...] = ("aws", "azure", "gcp", "lambda")
+# prometheus: the team's own alerts, delivered by its Alertmanager (monitor/account/alertmanager.py)
+Provider = Literal["aws", "azure", "gcp", "lambda", "prometheus"]
+PROVIDERS: tuple[Provider, ...] = ("aws", "azure", "gcp", "lambda", "prometheus")
 
 # scheduled_maintenance: the provider will (or did) take the resource down on a plan it
 # announced; retirement: the resource's life ends on the provider's say (degraded hardware);

@@ -266,6 +266,10 @@ def from_vantage(vantage: VantageHealth, at: datetime) -> Signal:
 # targets. An event of the user's own doing (``user_initiated``) raises nothing.
 ACCOUNT_RULES = ("interruption_notice", "scheduled_maintenance", "provider_event")
 ACTIVE = frozenset({"upcoming", "open"})
+# Providers whose events were paged already: the team's Alertmanager routed its own Prometheus
+# alerts before delivering them to slamon (POST /api/v1/alertmanager); paging again would be a
+# second pager, and through an alertmanager channel an echo back into Alertmanager.
+ROUTED_ELSEWHERE = frozenset({"prometheus"})
 MAINTENANCE_KINDS = frozenset({"scheduled_maintenance", "retirement"})
 INTERRUPTION_GRACE = timedelta(minutes=10)  # a notice this long past its deadline is over
 # A box's metadata service says when a notice appears, never that it is over: a notice with no
@@ -283,8 +287,9 @@ def from_account_event(
     """The alerts ``event`` raises about ``targets`` (the live targets it is about, in its
     order): ``interruption_notice`` per target for a preemption, ``scheduled_maintenance`` for
     maintenance or a retirement (reminding ``reminder`` before it starts), ``provider_event``
-    for an issue; nothing for an event about none of them or of the user's own doing."""
-    if not targets:
+    for an issue; nothing for an event about none of them, of the user's own doing, or
+    delivered by the team's own Alertmanager (``ROUTED_ELSEWHERE``)."""
+    if not targets or event.provider in ROUTED_ELSEWHERE:
         return []
     if event.kind == "preemption":
         return [from_interruption(event, target, now) for target in targets]

@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from monitor import __version__
 from monitor.api import (
     account_events,
+    alertmanager,
     alerts,
     channels,
     discovery,
@@ -50,6 +51,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(resource.router)
     app.include_router(heartbeats.router)
     app.include_router(account_events.router)
+    app.include_router(alertmanager.router)
     app.include_router(reports.router)
     app.include_router(silences.router)
     app.include_router(status_page.router)

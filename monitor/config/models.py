@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from monitor.account.alertmanager import DEFAULT_TARGET_LABELS as ALERTMANAGER_TARGET_LABELS
 from monitor.account.kinds import KINDS as ACCOUNT_KINDS
 from monitor.config.durations import parse_duration
 from monitor.discovery.kinds import KINDS as DISCOVERY_KINDS
@@ -398,6 +399,19 @@ class WatchdogConfig(Strict):
         return value
 
 
+LabelName = Annotated[str, Field(pattern=r"^[a-zA-Z_][a-zA-Z0-9_]*$", max_length=100)]
+
+
+class AlertmanagerReceiverConfig(Strict):
+    """``POST /api/v1/alertmanager`` (``monitor/account/alertmanager.py``): the labels an
+    alert names its target by, the first it carries winning (a target's name as slamon knows
+    it; an alert carrying none is about no target)."""
+
+    target_labels: list[LabelName] = Field(
+        default=list(ALERTMANAGER_TARGET_LABELS), min_length=1, max_length=10
+    )
+
+
 TEMPLATE_FIELDS = frozenset(TargetConfig.model_fields) - {"instance_id"}
 
 
@@ -531,6 +545,7 @@ class Config(Strict):
     alerts: AlertsConfig = AlertsConfig()
     schedule: ScheduleConfig = ScheduleConfig()
     watchdog: WatchdogConfig = WatchdogConfig()
+    alertmanager_receiver: AlertmanagerReceiverConfig = AlertmanagerReceiverConfig()
 
     @model_validator(mode="before")
     @classmethod
