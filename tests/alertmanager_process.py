@@ -164,14 +164,26 @@ class AlertmanagerProcess:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+def start_alertmanager(
+    config: str = DROP_ALL_CONFIG, *, cluster: bool = False, peers: Sequence[str] = ()
+) -> AlertmanagerProcess:
+    """A started Alertmanager; the caller ``destroy()``s it (``running_alertmanager`` does)."""
+    server = AlertmanagerProcess(alertmanager_binary(), config, cluster, peers)
+    try:
+        server.start()
+    except BaseException:
+        server.destroy()
+        raise
+    return server
+
+
 @contextlib.contextmanager
 def running_alertmanager(
     config: str = DROP_ALL_CONFIG, *, cluster: bool = False, peers: Sequence[str] = ()
 ) -> Iterator[AlertmanagerProcess]:
     """A started Alertmanager, stopped and its folder removed when the block ends."""
-    server = AlertmanagerProcess(alertmanager_binary(), config, cluster, peers)
+    server = start_alertmanager(config, cluster=cluster, peers=peers)
     try:
-        server.start()
         yield server
     finally:
         server.destroy()
@@ -203,4 +215,5 @@ __all__ = [
     "alertmanager_binary",
     "running_alertmanager",
     "running_cluster",
+    "start_alertmanager",
 ]

@@ -10,6 +10,7 @@ from typing import Any
 
 from celery.schedules import crontab
 
+from monitor.alerts import resend
 from monitor.config.models import Config
 
 QUEUES = ("default", "feeds", "probes", "deliveries")
@@ -19,6 +20,7 @@ def build_beat_schedule(config: Config) -> dict[str, dict[str, Any]]:
     """Beat entries by name: task name, period in seconds, queue and expiry."""
     schedule = config.schedule
     return {
+        **_alertmanager_resend(config),
         "monitor-tick": _entry("slamon.tick", schedule.tick, "default"),
         "feeds-poll-all": _entry("slamon.feeds.poll_all", schedule.feeds, "feeds"),
         "targets-sync": _entry("slamon.targets.sync", schedule.tick, "default"),
@@ -39,6 +41,14 @@ def build_beat_schedule(config: Config) -> dict[str, dict[str, Any]]:
             "slamon.probes.judge_heartbeats", schedule.heartbeats, "default"
         ),
     }
+
+
+def _alertmanager_resend(config: Config) -> dict[str, dict[str, Any]]:
+    """With an alertmanager channel, its resend (every shortest ``resend_every``)."""
+    every_s = resend.period(config)
+    if every_s is None:
+        return {}
+    return {"alertmanager-resend": _entry("slamon.alerts.resend", every_s, "deliveries")}
 
 
 def _entry(task: str, every_s: float, queue: str) -> dict[str, Any]:

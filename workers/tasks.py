@@ -278,3 +278,14 @@ def deliver_alerts() -> int:
     rt = runtime()
     run = deliver_due(rt.sessions, rt.http, rt.config, f"{rt.settings.vantage}:{os.getpid()}")
     return run.delivered
+
+
+@app.task(name="slamon.alerts.resend")
+def resend_to_alertmanagers() -> int:
+    """Tell each alertmanager channel due a resend again of what still fires there (and what
+    resolved lately): an Alertmanager keeps alerts in memory only. Returns the alerts resent."""
+    from monitor.alerts.resend import resend
+    from monitor.db.base import utcnow
+
+    rt = runtime()
+    return resend(rt.sessions, rt.http, rt.config, utcnow()).alerts

@@ -33,7 +33,9 @@ from monitor.sla.terms import BUILTIN_POLICIES
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 Slug = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=64)]
 Short = Annotated[str, Field(max_length=64)]
-ChannelKind = Literal["webhook", "slack", "pagerduty", "teams", "discord", "apprise"]
+ChannelKind = Literal[
+    "webhook", "slack", "pagerduty", "teams", "discord", "apprise", "alertmanager"
+]
 # The kinds monitor.alerts.channels can send (its KINDS, which sit above the config: a test holds
 # the two equal).
 CHANNEL_KINDS: tuple[str, ...] = get_args(ChannelKind)
@@ -63,6 +65,9 @@ def json_number(value: object) -> object:
 
 
 MIN_INTERVAL_S = 1.0
+# An alertmanager channel posts its firing alerts again this often (Prometheus' resend_delay
+# is 1 min), so an Alertmanager restarted (it keeps alerts in memory only) hears them again.
+DEFAULT_RESEND_S = 60.0
 DEFAULT_TIMEOUT_S = 5.0
 
 
@@ -250,6 +255,11 @@ class ChannelConfig(Strict):
     kind: ChannelKind
     url: str = Field(repr=False)
     secret: str | None = Field(default=None, repr=False)
+    # kind alertmanager only: every Alertmanager of one HA cluster (each is posted to), given
+    # instead of ``url`` (which is then the first of them); and how often firing alerts are
+    # posted again (``monitor/alerts/resend.py``) [DEFAULT_RESEND_S]
+    urls: list[str] | None = Field(default=None, repr=False)
+    resend_every: Interval | None = None
 
     @field_validator("url")
     @classmethod
@@ -257,6 +267,56 @@ class ChannelConfig(Strict):
         if "://" not in value:
             raise ValueError("must be a URL with a scheme, e.g. https://…")
         return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _url_from_urls(cls, data: Any) -> Any:
+        """An alertmanager channel's ``urls`` stands instead of ``url``, never beside it;
+        ``url`` is then the first of them."""
+        if not isinstance(data, dict) or data.get("kind") != "alertmanager":
+            return data  # another kind's urls is refused after validation, with its name
+        urls = data.get("urls")
+        if urls is None:
+            if "url" not in data:
+                raise ValueError("url (one Alertmanager) or urls (each of a cluster) is required")
+            return data
+        if "url" in data and (not isinstance(urls, list) or [data["url"]] != urls[:1]):
+            # a config dumped and read again holds both, url the first of urls: that is fine
+            raise ValueError("give url (one Alertmanager) or urls (each of a cluster), not both")
+        if not isinstance(urls, list) or not all(isinstance(url, str) for url in urls):
+            raise ValueError("urls: must be a list of the Alertmanagers' URLs")
+        if not urls:
+            raise ValueError("urls: must name at least one Alertmanager")
+        return {**data, "url": urls[0]}
+
+    @model_validator(mode="after")
+    def _alertmanager_fields(self) -> ChannelConfig:
+        if self.kind != "alertmanager":
+            for name in ("urls", "resend_every"):
+                if getattr(self, name) is not None:
+                    raise ValueError(f"{name}: only for kind alertmanager")
+            return self
+        if self.secret is not None:
+            raise ValueError(
+                "secret: not used by kind alertmanager (put basic-auth credentials in the "
+                "URL: http://user:password@host:9093)"
+            )
+        for address in self.addresses:
+            if not address.startswith(("http://", "https://")):
+                raise ValueError("an Alertmanager's URL must be http:// or https://")
+        if len(set(self.addresses)) < len(self.addresses):
+            raise ValueError("urls: an Alertmanager is named twice")
+        return self
+
+    @property
+    def addresses(self) -> list[str]:
+        """Where a message to this channel goes: every one of ``urls``, else ``url``."""
+        return list(self.urls) if self.urls else [self.url]
+
+    @property
+    def resend_s(self) -> float:
+        """An alertmanager channel's resend period in seconds (``resend_every``)."""
+        return self.resend_every if self.resend_every is not None else DEFAULT_RESEND_S
 
 
 class RouteConfig(Strict):

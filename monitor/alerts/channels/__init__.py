@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from monitor.alerts.channels import discord, pagerduty, slack, teams, webhook
+from monitor.alerts.channels import alertmanager, discord, pagerduty, slack, teams, webhook
 from monitor.alerts.channels._format import Build
 from monitor.alerts.channels.model import Answer, Verdict
 
@@ -33,6 +33,7 @@ REGISTRY: dict[str, Build] = {
     "pagerduty": pagerduty.build,
     "teams": teams.build,
     "discord": discord.build,
+    "alertmanager": alertmanager.build,
 }
 
 RULES: dict[str, Rule] = {
@@ -41,6 +42,7 @@ RULES: dict[str, Rule] = {
     "pagerduty": pagerduty.verdict,
     "teams": teams.verdict,
     "discord": discord.verdict,
+    "alertmanager": alertmanager.verdict,
 }
 
 KINDS: tuple[str, ...] = (*REGISTRY, SENT_BY_APPRISE)

@@ -11,6 +11,8 @@ names the receiver by its redacted URL and never holds a secret.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
 from datetime import datetime
 
 import httpx
@@ -21,7 +23,17 @@ from monitor.alerts.channels.redact import redact_url, scrub, url_secrets
 from monitor.config.models import ChannelConfig
 from monitor.errors import ConfigError
 
-__all__ = ["DEFAULT_TIMEOUT_S", "classify", "redact_url", "send", "send_message"]
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "at_each_address",
+    "classify",
+    "combined",
+    "redact_url",
+    "send",
+    "send_message",
+]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_S = 10.0
 SNIPPET_BYTES = 1024  # of an error answer, to say why ("invalid_payload", "Unknown Webhook")
@@ -89,7 +101,8 @@ def send_message(
     timeout: float = DEFAULT_TIMEOUT_S,
 ) -> SendOutcome:
     """Build ``message`` for ``channel`` with idempotency key ``key`` at ``now``, and send it
-    (through apprise for an apprise channel), judging the answer by the kind's rule. A channel
+    (through apprise for an apprise channel), judging the answer by the kind's rule; to each
+    of its addresses, when it has several (``combined``: one that accepts is enough). A channel
     that cannot be built for (a pagerduty channel without a routing key) is a dead channel, not
     an exception: no message to it can be sent until its config changes."""
     if channel.kind == "apprise":
@@ -101,10 +114,46 @@ def send_message(
     if builder is None:
         return SendOutcome.channel_dead(None, f"channel {channel.name!r}: no sender for its kind")
     try:
-        outgoing = builder(message, channel, key, now)
+        outgoings = [builder(message, one, key, now) for one in at_each_address(channel)]
     except ConfigError as exc:
         return SendOutcome.channel_dead(None, str(exc))
-    return send(client, outgoing, timeout, RULES.get(channel.kind, by_status))
+    rule = RULES.get(channel.kind, by_status)
+    outcomes = [send(client, outgoing, timeout, rule) for outgoing in outgoings]
+    outcome = combined(outcomes)
+    if outcome.delivered and len(outcomes) > 1:
+        for missed in (o for o in outcomes if not o.delivered):
+            log.warning(
+                "channel %r: delivered, but not to every address: %s", channel.name, missed.error
+            )
+    return outcome
+
+
+def at_each_address(channel: ChannelConfig) -> list[ChannelConfig]:
+    """The channel once per address it sends to (``ChannelConfig.addresses``: each
+    Alertmanager of an HA cluster), each with that address as its ``url``."""
+    if len(channel.addresses) == 1:
+        return [channel]
+    return [channel.model_copy(update={"url": url, "urls": None}) for url in channel.addresses]
+
+
+def combined(outcomes: Sequence[SendOutcome]) -> SendOutcome:
+    """One outcome for one message sent to several addresses (non-empty ``outcomes``):
+    delivered when one of them accepted it (an Alertmanager cluster shares what it was told);
+    else retried when one of them may take it later; else dead when every one said the channel
+    is dead; else failed. The errors are joined, each naming its (redacted) address."""
+    if len(outcomes) == 1:
+        return outcomes[0]
+    accepted = next((o for o in outcomes if o.delivered), None)
+    if accepted is not None:
+        return accepted
+    error = "; ".join(o.error or "?" for o in outcomes)
+    retried = [o for o in outcomes if o.retry]
+    if retried:
+        waits = [o.retry_after_s for o in retried if o.retry_after_s is not None]
+        return SendOutcome.retry_later(retried[0].status_code, error, min(waits, default=None))
+    if all(o.dead for o in outcomes):
+        return SendOutcome.channel_dead(outcomes[0].status_code, error)
+    return SendOutcome.permanent(outcomes[0].status_code, error)
 
 
 def _outcome(

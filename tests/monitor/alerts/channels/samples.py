@@ -28,6 +28,8 @@ PAGERDUTY_URL = "https://events.pagerduty.com/v2/enqueue"
 ROUTING_KEY = "R0UT1NGK3YS3CRETR0UT1NGK3YS3CRET"
 WEBHOOK_URL = "https://hooks.example.com/slamon"
 WEBHOOK_SECRET = "whsec-slamon-test-secret"
+ALERTMANAGER_PASSWORD = "am-basic-auth-pa55word"
+ALERTMANAGER_URL = f"http://slamon:{ALERTMANAGER_PASSWORD}@alertmanager.example:9093"
 KEY = "delivery-42-attempt-independent"
 
 CHANNELS = {
@@ -38,6 +40,7 @@ CHANNELS = {
     ),
     "teams": ChannelConfig(name="teams", kind="teams", url=TEAMS_URL),
     "discord": ChannelConfig(name="discord", kind="discord", url=DISCORD_URL),
+    "alertmanager": ChannelConfig(name="am", kind="alertmanager", url=ALERTMANAGER_URL),
 }
 # What must never be shown, per channel kind.
 SECRETS = {
@@ -46,6 +49,7 @@ SECRETS = {
     "pagerduty": ROUTING_KEY,
     "teams": TEAMS_SIG,
     "discord": DISCORD_TOKEN,
+    "alertmanager": ALERTMANAGER_PASSWORD,
 }
 
 LABELS = {"target": "trainer-0", "provider": "aws", "region": "us-east-1", "pool": "h100-pool"}
