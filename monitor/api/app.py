@@ -14,10 +14,12 @@ from monitor.api import (
     alerts,
     channels,
     discovery,
+    feed,
     health,
     heartbeats,
     incidents,
     metrics,
+    notices,
     outages,
     pages,
     providers,
@@ -54,7 +56,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(alertmanager.router)
     app.include_router(reports.router)
     app.include_router(silences.router)
+    app.include_router(notices.router)
     app.include_router(status_page.router)
+    app.include_router(feed.router)
     app.include_router(pages.router)
     install_error_handlers(app)
     return app

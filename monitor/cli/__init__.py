@@ -26,6 +26,7 @@ COMMANDS = {
     "grafana": "monitor.cli.grafana_cmd:grafana",
     "import": "monitor.cli.report_cmd:import_",
     "migrate": "monitor.cli.serve:migrate",
+    "notices": "monitor.cli.notices_cmd:notices",
     "preflight": "monitor.cli.serve:preflight_command",
     "probe": "monitor.cli.probe_cmd:probe",
     "report": "monitor.cli.report_cmd:report",

@@ -161,6 +161,20 @@ def of_provider(
     return [_facts(i, slug) for i, slug in session.execute(query)]
 
 
+def recent(session: Session, since: datetime, limit: int) -> list[ProviderIncident]:
+    """Every provider's relevant incidents (maintenance included) open now or resolved after
+    ``since``, newest first, at most ``limit``: what the feed tells."""
+    query = (
+        select(Incident, Provider.slug)
+        .join(Provider)
+        .where(Incident.relevant.is_(True))
+        .where(or_(Incident.resolved_at.is_(None), Incident.resolved_at > since))
+        .order_by(func.coalesce(Incident.started_at, Incident.first_seen_at).desc())
+        .limit(limit)
+    )
+    return [_facts(i, slug) for i, slug in session.execute(query)]
+
+
 def unresolved() -> ColumnElement[bool]:
     """An incident whose status is not a closed one (what the API calls open)."""
     return Incident.status.not_in(sorted(CLOSED_STATUSES))

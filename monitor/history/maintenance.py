@@ -1,14 +1,16 @@
-"""Maintenance windows that apply to a target: the stored ones (from provider feeds and the
-API) and the configured ones, as spans inside a period."""
+"""Maintenance windows that apply to a target: the stored ones (from provider feeds, and the
+ones maintenance notices hold: ``monitor.notices``) and the configured ones, as spans inside a
+period; and the stored ones the feed tells apart from the notices."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from monitor.db.models import MaintenanceWindow
+from monitor.db.models import MaintenanceWindow, Notice
 from monitor.history.spans import clipped
 from monitor.sla.intervals import Span
 from monitor.sla.maintenance import MaintenanceWindow as Configured
@@ -19,6 +21,18 @@ def stored_in(session: Session, period: Span) -> list[MaintenanceWindow]:
     """The stored maintenance windows overlapping ``period``."""
     query = select(MaintenanceWindow).where(
         MaintenanceWindow.starts_at < period.end, MaintenanceWindow.ends_at > period.start
+    )
+    return list(session.scalars(query))
+
+
+def stored_apart_from_notices(session: Session, since: datetime) -> list[MaintenanceWindow]:
+    """The stored windows ending after ``since`` that no notice holds (a notice and the
+    window it holds are one announcement: the notice tells it), by start."""
+    held = select(Notice.maintenance_window_id).where(Notice.maintenance_window_id.is_not(None))
+    query = (
+        select(MaintenanceWindow)
+        .where(MaintenanceWindow.ends_at > since, MaintenanceWindow.id.not_in(held))
+        .order_by(MaintenanceWindow.starts_at)
     )
     return list(session.scalars(query))
 

@@ -164,3 +164,21 @@ def outage_listing(
     if still_open is not None:
         query = query.where(Outage.end.is_(None) if still_open else Outage.end.is_not(None))
     return query, (Outage.start.desc(), Outage.id.desc())
+
+
+def recent_outages(
+    session: Session, since: datetime, now: datetime, limit: int
+) -> list[tuple[str, OutageRecord]]:
+    """Outages open now or ended after ``since`` (begun before ``now``), each with its
+    target's name, newest start first, at most ``limit``: what the feed tells."""
+    query = (
+        select(Target.name, Outage.series, Outage.start, Outage.end, Outage.cause)
+        .join(Target, Target.id == Outage.target_id)
+        .where(Outage.start < now, or_(Outage.end.is_(None), Outage.end > since))
+        .order_by(Outage.start.desc(), Outage.id.desc())
+        .limit(limit)
+    )
+    return [
+        (name, OutageRecord(series, start, end, cause))
+        for name, series, start, end, cause in session.execute(query)
+    ]

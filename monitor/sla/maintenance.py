@@ -7,7 +7,7 @@ names targets, or scopes a provider/region/pool, and labels describe the target.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Protocol, TypeVar
 
@@ -17,7 +17,7 @@ class MaintenanceScope(Protocol):
     (config windows and stored ones both have these fields)."""
 
     @property
-    def targets(self) -> list[str]: ...
+    def targets(self) -> Sequence[str]: ...
     @property
     def provider(self) -> str | None: ...
     @property

@@ -14,8 +14,10 @@ from sqlalchemy.orm import Session
 
 from monitor.alerts.channel_state import ChannelState, channel_states
 from monitor.config import Config
+from monitor.history import notices
 from monitor.history.account_events import AccountEventView
 from monitor.history.incidents import ProviderIncident
+from monitor.history.notices import NoticeView
 from monitor.history.spans import REACHABLE, USABLE, TargetSpans
 from monitor.history.spans import spans as history_spans
 from monitor.probes.vantages import VantageHealth, vantage_health
@@ -179,6 +181,7 @@ class StatusView:
     # the provider's events on live targets, open or upcoming, and the sources that poll them
     account_events: tuple[AccountEventView, ...] = ()
     account_sources: tuple[AccountSourceHealth, ...] = ()
+    notices: tuple[NoticeView, ...] = ()  # the operators': current, then upcoming
 
     @property
     def summary(self) -> Summary:
@@ -405,4 +408,5 @@ def build_view(session: Session, config: Config, now: datetime) -> StatusView:
         ledger=ledger_of(providers, report.providers, report.ledger),
         account_events=events_on_fleet(current, fleet),
         account_sources=account_sources(session, config),
+        notices=notices.shown(session, now),
     )
