@@ -23,6 +23,7 @@ from monitor.account.alertmanager import (
     title,
 )
 from monitor.account.model import AccountEvent
+from monitor.alerts.channels.alertmanager import FINGERPRINT
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "alertmanager"
 CAPTURED = sorted(FIXTURES.glob("*.json"))
@@ -177,6 +178,7 @@ def test_detail(annotations: dict[str, str], expected: str) -> None:
 
 
 def test_slamon_s_own_alerts_are_counted_and_left_out() -> None:
+    assert SLAMON_LABEL == FINGERPRINT  # the label the alertmanager channel sets
     document = copy.deepcopy(TWO_FIRING)
     document["alerts"][1]["labels"][SLAMON_LABEL] = "e3b0c442"
     webhook = from_webhook(document)

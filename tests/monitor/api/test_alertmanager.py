@@ -96,7 +96,7 @@ def build_world(
 ) -> Iterator[World]:
     path = tmp_path / "slamon.yaml"
     path.write_text(config)
-    settings = Settings(  # type: ignore[call-arg]
+    settings = Settings(
         database_url=engine.url.render_as_string(hide_password=False),
         config=path,
         state_dir=tmp_path / "state",
