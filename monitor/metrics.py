@@ -27,6 +27,8 @@ from monitor.health.model import DISPATCH_ENTRY, Bounds, Judgement, Snapshot
 from monitor.health.read import read_snapshot
 from monitor.history import heartbeats, incidents
 from monitor.probes.vantages import vantage_health
+from monitor.alerts.prometheus_rules import DOWNTIME, OBJECTIVE, OBSERVED
+from monitor.reports import cumulative
 from monitor.reports.model import MonthlyReport
 from monitor.reports.service import month_to_date
 from monitor.sla.math import budget_left
@@ -62,6 +64,7 @@ class SlamonCollector(Collector):
         # month to date as the monthly report counts it, so /metrics, the page and the API agree
         report = month_to_date(self.session, self.config, now)
         yield from _targets(self.session, now, report, policies)
+        yield from _availability(self.session, self.config, now, report, policies)
         yield from _ledger(report)
         yield _open_incidents(self.session)
         yield _feed_failures(self.session)
@@ -127,6 +130,46 @@ def _targets(
             left = budget_left(policy, month.end - month.start, spent)
             budget.add_metric(_labels(target), left.total_seconds())
     yield from (up, usable, uptime_ratio, budget, _latency(session, targets))
+
+
+def _availability(
+    session: Session,
+    config: Config,
+    now: datetime,
+    report: MonthlyReport,
+    policies: Mapping[str, SlaPolicy],
+) -> Iterator[Metric]:
+    """Each target's observed time and SLA downtime over all stored history
+    (``reports.cumulative``: counters that only grow, so any window's availability is
+    ``1 − increase(downtime) / increase(observed)``), and the objective its burn rate is
+    judged against where its policy is judged per instance (as ``sla_burn`` does)."""
+    observed = CounterMetricFamily(
+        OBSERVED,
+        "Time slamon observed the target, all stored history, as the monthly report's "
+        "denominator counts it (unknown time is not in it)",
+        labels=TARGET_LABELS,
+    )
+    downtime = CounterMetricFamily(
+        DOWNTIME,
+        "Downtime the target's SLA policy counts against its uptime, all stored history, as "
+        "the monthly report counts it (maintenance and what the policy excludes left out)",
+        labels=TARGET_LABELS,
+    )
+    objective = GaugeMetricFamily(
+        OBJECTIVE,
+        "The target's SLA objective as a ratio (0.999 for 99.9 %), for targets under a policy "
+        "judged per instance; its error budget is 1 minus it",
+        labels=[*TARGET_LABELS, "sla"],
+    )
+    found = cumulative.totals(session, config, now, report)
+    for target in session.scalars(select(Target).where(Target.retired_at.is_(None))):
+        each = found.get(target.name, cumulative.Totals())
+        observed.add_metric(_labels(target), each.observed_s)
+        downtime.add_metric(_labels(target), each.downtime_s)
+        policy = policies.get(target.sla_policy or "")
+        if policy is not None and policy.scope == "instance":
+            objective.add_metric([*_labels(target), policy.name], policy.target_pct / 100)
+    yield from (observed, downtime, objective)
 
 
 def _ledger(report: MonthlyReport) -> Iterator[Metric]:
