@@ -18,6 +18,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from monitor.account.model import EVENT_KINDS, EVENT_STATUSES
+from monitor.alerts.prometheus_rules import DOWNTIME, OBJECTIVE, OBSERVED
 from monitor.config import Config
 from monitor.db.base import utcnow
 from monitor.db.models import Alert, Delivery, Feed, ProbeRollup, Provider, Target, TaskStat
@@ -27,7 +28,6 @@ from monitor.health.model import DISPATCH_ENTRY, Bounds, Judgement, Snapshot
 from monitor.health.read import read_snapshot
 from monitor.history import heartbeats, incidents
 from monitor.probes.vantages import vantage_health
-from monitor.alerts.prometheus_rules import DOWNTIME, OBJECTIVE, OBSERVED
 from monitor.reports import cumulative
 from monitor.reports.model import MonthlyReport
 from monitor.reports.service import month_to_date
