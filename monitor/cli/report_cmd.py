@@ -1,4 +1,4 @@
-"""`slamon report monthly` and `slamon import outages`."""
+"""`slamon report monthly`, `slamon import outages` and `slamon import openslo`."""
 
 from __future__ import annotations
 
@@ -124,6 +124,25 @@ def outages(
         f"{file}: {result.rows} rows, {result.outages_added} new outages, "
         f"{result.windows_added} new observed windows"
     )
+
+
+@import_.command("openslo")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The YAML config whose targets' intervals bound the time slices "
+    "(default: $SLAMON_CONFIG or slamon.yaml; none is fine).",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per policy.")
+def openslo(file: Path, config_path: Path | None, as_json: bool) -> None:
+    """Read OpenSLO v1 SLOs (FILE, '-' for stdin) back as SLA policies, printed as config to
+    paste under sla_policies; refuses an objective slamon cannot measure (a time slice shorter
+    than the target's probe interval, a window other than the calendar month in UTC)."""
+    from monitor.cli.export_cmd import import_openslo
+
+    import_openslo(file, config_path, as_json)
 
 
 def _aware(text: str, option: str) -> datetime:
