@@ -143,6 +143,11 @@ def about(notices: Sequence[NoticeView], labels: Mapping[str, str]) -> tuple[Not
     return tuple(n for n in notices if n.about(labels))
 
 
+def of_provider(notices: Sequence[NoticeView], slug: str) -> tuple[NoticeView, ...]:
+    """The ones among ``notices`` scoped to provider ``slug`` (or to nothing): its page's."""
+    return tuple(n for n in notices if not n.scoped or n.provider == slug)
+
+
 def listing(
     now: datetime, phases: Sequence[Phase] = ("current", "upcoming")
 ) -> tuple[Select[*tuple[Any, ...]], tuple[Any, ...]]:

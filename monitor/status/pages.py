@@ -15,6 +15,8 @@ from datetime import datetime, timedelta
 from sqlalchemy.orm import Session
 
 from monitor.config import Config
+from monitor.history import notices
+from monitor.history.notices import NoticeView
 from monitor.history.spans import REACHABLE, USABLE
 from monitor.probes.kinds import usable_matters
 from monitor.status import repository
@@ -70,6 +72,7 @@ class TargetPage:
     capacity: str = "unknown"
     # what its provider told the account about it: upcoming and open, then closed this month
     account_events: PageEvents = NO_EVENTS
+    notices: tuple[NoticeView, ...] = ()  # the operators' about it (or everything), as shown
 
     @property
     def end_words(self) -> str | None:
@@ -118,6 +121,7 @@ class ProviderPage:
     # what it told the account: upcoming and open, then closed this month
     account_events: PageEvents = NO_EVENTS
     account_sources: tuple[AccountSourceHealth, ...] = ()  # the configured ones of its kinds
+    notices: tuple[NoticeView, ...] = ()  # the operators' about its targets (or everything)
 
 
 # --------------------------------------------------------------------------- pure shaping
@@ -164,6 +168,12 @@ def page_state(row: repository.TargetPageRow, verdict: repository.Verdict, now: 
 # --------------------------------------------------------------------------- the reads
 
 
+def scope_labels(target: repository.TargetRow) -> dict[str, str]:
+    """What a maintenance window's or a notice's scope is matched against (as the report's)."""
+    pairs = (("target", target.name), ("provider", target.provider), ("region", target.region))
+    return {k: v for k, v in (*pairs, ("pool", target.pool)) if v}
+
+
 def target_page(session: Session, name: str, now: datetime) -> TargetPage | None:
     """The page of the target named ``name`` (live or retired); None when there is none."""
     row = repository.page_target(session, name)
@@ -194,6 +204,7 @@ def target_page(session: Session, name: str, now: datetime) -> TargetPage | None
         end_detail=row.end_detail,
         capacity=row.capacity,
         account_events=page_events(session, now, target=target.name),
+        notices=notices.about(notices.shown(session, now), scope_labels(target)),
     )
 
 
@@ -223,4 +234,5 @@ def provider_page(
         incidents,
         page_events(session, now, provider=row.slug),
         tuple(s for s in sources if s.provider == row.slug),
+        notices.of_provider(notices.shown(session, now), row.slug),
     )

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from monitor.config.models import TargetConfig
 from monitor.db.base import utcnow
 from monitor.targets import upsert_target
+from tests.monitor.history.conftest import provider
 from tests.support import ApiClient
 
 URL = "/api/v1/notices"
@@ -176,3 +177,36 @@ def test_the_list_pages_current_before_upcoming(
     assert listed(api, reader) == [(now["id"], "current"), (ahead["id"], "upcoming")]
     first = api.get(f"{URL}?limit=1", headers=reader).json()
     assert (first["total"], first["next_offset"], len(first["items"])) == (2, 1, 1)
+
+
+def test_the_pages_of_a_target_and_a_provider_show_the_notices_about_them(
+    api: ApiClient, admin: dict[str, str], sessions: sessionmaker[Session]
+) -> None:
+    with sessions() as session:
+        for name, cloud in (("gpu-1", "aws"), ("gpu-2", "gcp")):
+            config = TargetConfig(name=name, kind="tcp", url="tcp://h:22", provider=cloud)
+            upsert_target(session, config, "config")
+        session.commit()
+    made = {
+        title: post(api, admin, title=title, **scope).json()["id"]
+        for title, scope in (
+            ("everyone", {}),
+            ("gpu-1 only", {"targets": ["gpu-1"]}),
+            ("gpu-2 only", {"targets": ["gpu-2"]}),
+            ("all of aws", {"provider": "aws"}),
+        )
+    }
+
+    def shown(path: str) -> set[str]:
+        answer = api.get(path)
+        assert answer.status_code == 200, path
+        ids = re.findall(r'data-notice="(\d+)"', answer.text)
+        return {title for title, i in made.items() if str(i) in ids}
+
+    assert shown("/targets/gpu-1") == {"everyone", "gpu-1 only", "all of aws"}
+    assert shown("/targets/gpu-2") == {"everyone", "gpu-2 only"}
+    assert '<a href="../targets/gpu-1">gpu-1</a>' in api.get("/targets/gpu-1").text
+    with sessions() as session:
+        provider(session, "aws")
+        session.commit()
+    assert shown("/providers/aws") == {"everyone", "all of aws"}
