@@ -22,6 +22,7 @@ from monitor.sla.maintenance import covers
 
 Phase = Literal["upcoming", "current", "past"]
 PHASES: tuple[Phase, ...] = ("current", "upcoming", "past")
+SEVERITY_RANK = {"info": 0, "minor": 1, "major": 2, "critical": 3}  # the page: worst first
 
 
 def end_of(ends_at: datetime | None, ended_at: datetime | None) -> datetime | None:
@@ -135,9 +136,6 @@ def shown(session: Session, now: datetime) -> tuple[NoticeView, ...]:
     return (*current, *upcoming)
 
 
-SEVERITY_RANK = {"info": 0, "minor": 1, "major": 2, "critical": 3}
-
-
 def about(notices: Sequence[NoticeView], labels: Mapping[str, str]) -> tuple[NoticeView, ...]:
     """The ones among ``notices`` about what ``labels`` describe, in their order."""
     return tuple(n for n in notices if n.about(labels))
@@ -156,11 +154,6 @@ def listing(
     query = select(Notice).where(or_(*(_in_phase(p, now) for p in phases)))
     rank = case((_in_phase("current", now), 0), (_in_phase("upcoming", now), 1), else_=2)
     return query, (rank, Notice.starts_at.desc(), Notice.id.desc())
-
-
-def one(session: Session, notice_id: int) -> NoticeView | None:
-    row = session.get(Notice, notice_id)
-    return None if row is None else view(row)
 
 
 def touched_since(session: Session, since: datetime, now: datetime) -> list[NoticeView]:
