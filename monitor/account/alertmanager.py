@@ -27,6 +27,7 @@ of them again as the team's alert, so they are counted and left out (``Webhook.e
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -46,9 +47,15 @@ STATUSES: dict[str, EventStatus] = {"firing": "open", "resolved": "closed"}
 DETAIL_CHARS = 2000
 TITLE_CHARS = 500
 SERVICE_CHARS = 100
+FINGERPRINT_CHARS = 200  # Alertmanager's are 16 hex digits
+TARGET_CHARS = 200  # a target's name is at most this long (monitor/db/models.py Target.name)
 ZERO_YEAR = 1  # Go's zero time, 0001-01-01T00:00:00Z: Alertmanager's "no end"
 # a resolved alert that ends at its start is still newer than its firing readings
 AFTER_START = timedelta(microseconds=1)
+# RFC 3339's date-time (JSON Schema's format): what Go's time.Time marshals to
+RFC_3339 = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})", re.ASCII
+)
 
 
 class MalformedWebhook(ValueError):
@@ -84,7 +91,8 @@ def from_webhook(
     raw: Mapping[str, Any], target_labels: Sequence[str] = DEFAULT_TARGET_LABELS
 ) -> Webhook:
     """The delivery ``raw`` (the webhook's JSON body) read; raises :class:`MalformedWebhook`
-    naming the field when it is not the documented version 4 shape."""
+    naming the field when it is not the documented version 4 shape (a field Alertmanager
+    always sends may be absent; present, it must have its documented type)."""
     version = raw.get("version", VERSION)
     if version != VERSION:
         raise MalformedWebhook(f"version: {version!r} is not {VERSION!r}")
@@ -92,15 +100,19 @@ def from_webhook(
     if not isinstance(alerts, list):
         raise MalformedWebhook("alerts: missing or not a list")
     truncated = raw.get("truncatedAlerts", 0)
-    if truncated is None:
-        truncated = 0
     if isinstance(truncated, bool) or not isinstance(truncated, int) or truncated < 0:
         raise MalformedWebhook(f"truncatedAlerts: {truncated!r} is not a count")
+    status = _text(raw, "status")
+    if status and status not in STATUSES:
+        raise MalformedWebhook(f"status: {status!r} is neither firing nor resolved")
+    _text(raw, "externalURL")
+    for name in ("groupLabels", "commonLabels", "commonAnnotations"):
+        _strings(raw, name, "")
     every = [received(alert, f"alerts[{n}]", target_labels) for n, alert in enumerate(alerts)]
     return Webhook(
         receiver=_text(raw, "receiver"),
         group_key=_text(raw, "groupKey"),
-        status=_text(raw, "status"),
+        status=status,
         alerts=tuple(alert for alert in every if not alert.from_slamon),
         echoed=sum(alert.from_slamon for alert in every),
         truncated_alerts=truncated,
@@ -112,18 +124,25 @@ def received(raw: object, where: str, target_labels: Sequence[str]) -> ReceivedA
     if not isinstance(raw, Mapping):
         raise MalformedWebhook(f"{where}: not an object")
     state = raw.get("status")
-    if state not in STATUSES:
+    if not isinstance(state, str) or state not in STATUSES:
         raise MalformedWebhook(f"{where}.status: {state!r} is neither firing nor resolved")
-    labels = _strings(raw, "labels", where)
-    annotations = _strings(raw, "annotations", where)
+    if "labels" not in raw:
+        raise MalformedWebhook(f"{where}.labels: missing")
+    labels = _strings(raw, "labels", f"{where}.")
+    annotations = _strings(raw, "annotations", f"{where}.")
+    _text(raw, "generatorURL", f"{where}.")
     fingerprint = raw.get("fingerprint")
     if not isinstance(fingerprint, str) or not fingerprint.strip():
         raise MalformedWebhook(f"{where}.fingerprint: missing or not text")
+    if len(fingerprint) > FINGERPRINT_CHARS:
+        raise MalformedWebhook(f"{where}.fingerprint: longer than {FINGERPRINT_CHARS} characters")
     starts = _time(raw, "startsAt", where)
     if starts is None:
         raise MalformedWebhook(f"{where}.startsAt: missing")
-    ends = _time(raw, "endsAt", where) if state == "resolved" else None
-    if state == "resolved" and (ends is None or ends < starts):
+    ends = _time(raw, "endsAt", where)
+    if state == "firing":
+        ends = None  # Alertmanager sends no end while it fires; another sender's is a guess
+    elif ends is None or ends < starts:
         raise MalformedWebhook(f"{where}.endsAt: a resolved alert must end at or after its start")
     alertname = labels.get("alertname", "")
     event = AccountEvent(
@@ -149,10 +168,11 @@ def alert_key(fingerprint: str, starts_at: datetime) -> str:
 
 
 def target_of(labels: Mapping[str, str], target_labels: Sequence[str]) -> str | None:
-    """The value of the first of ``target_labels`` the alert carries (not empty), else None."""
+    """The value of the first of ``target_labels`` the alert carries that could be a target's
+    name (not empty, at most ``TARGET_CHARS``), else None."""
     for name in target_labels:
         value = labels.get(name, "").strip()
-        if value:
+        if value and len(value) <= TARGET_CHARS:
             return value
     return None
 
@@ -173,38 +193,37 @@ def detail(labels: Mapping[str, str], annotations: Mapping[str, str]) -> str:
     return "\n".join(part for part in (words, f"labels: {{{pairs}}}" if pairs else "") if part)
 
 
-def _text(raw: Mapping[str, Any], name: str) -> str:
-    value = raw.get(name)
-    if value is None:
+def _text(raw: Mapping[str, Any], name: str, where: str = "") -> str:
+    """``raw[name]`` as text; ``""`` when absent (``where``: the path before ``name``)."""
+    if name not in raw:
         return ""
+    value = raw[name]
     if not isinstance(value, str):
-        raise MalformedWebhook(f"{name}: {value!r} is not text")
+        raise MalformedWebhook(f"{where}{name}: {value!r} is not text")
     return value
 
 
 def _strings(raw: Mapping[str, Any], name: str, where: str) -> dict[str, str]:
-    """``raw[name]``, an object of text values (absent or null: empty)."""
-    value = raw.get(name)
-    if value is None:
-        return {}
+    """``raw[name]``, an object of text values; empty when absent."""
+    value = raw.get(name, {})
     if not isinstance(value, Mapping) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in value.items()
     ):
-        raise MalformedWebhook(f"{where}.{name}: not an object of text values")
+        raise MalformedWebhook(f"{where}{name}: not an object of text values")
     return dict(value)
 
 
 def _time(raw: Mapping[str, Any], name: str, where: str) -> datetime | None:
-    """``raw[name]`` as an aware UTC time; None when absent or Go's zero time. Text without an
-    offset is refused: Alertmanager always writes one."""
-    value = raw.get(name)
-    if value is None or value == "":
+    """``raw[name]`` as an aware UTC time; None when absent or Go's zero time. Anything but
+    RFC 3339 text with its offset is refused: Alertmanager always writes one."""
+    if name not in raw:
         return None
-    if not isinstance(value, str):
+    value = raw[name]
+    if not isinstance(value, str) or not RFC_3339.fullmatch(value):
         raise MalformedWebhook(f"{where}.{name}: {value!r} is not an RFC 3339 time")
     try:
-        when = parse_aware(value, "")
-    except ValueError as exc:
+        when = parse_aware(value.upper(), "")
+    except ValueError as exc:  # a day or an hour out of range
         raise MalformedWebhook(f"{where}.{name}:{exc}") from None
     except OverflowError:  # 0001-01-01T00:00:00+01:00 is before year 1 in UTC
         raise MalformedWebhook(f"{where}.{name}: {value!r} is out of range") from None

@@ -81,14 +81,24 @@ WEBHOOK_SCHEMA: dict[str, Any] = {
                     "status": {"type": "string", "enum": ["firing", "resolved"]},
                     "labels": TEXT_MAP,
                     "annotations": TEXT_MAP,
-                    "startsAt": {"type": "string", "format": "date-time"},
+                    "startsAt": {
+                        "type": "string",
+                        "format": "date-time",
+                        "description": "With its UTC offset; not 0001-01-01 (422 otherwise).",
+                    },
                     "endsAt": {
                         "type": "string",
                         "format": "date-time",
-                        "description": "0001-01-01T00:00:00Z while it fires.",
+                        "description": "0001-01-01T00:00:00Z while it fires; once resolved, "
+                        "when it ended: at or after startsAt (422 otherwise).",
                     },
                     "generatorURL": {"type": "string"},
-                    "fingerprint": {"type": "string", "minLength": 1, "maxLength": 200},
+                    "fingerprint": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 200,
+                        "description": "Not blank (422 otherwise).",
+                    },
                 },
             },
         },

@@ -256,6 +256,15 @@ def test_an_unknown_target_is_kept_and_joins_the_target_once_slamon_knows_it(
     assert [e["key"] for e in world.listed(target="gpu-9")] == [alert["key"]]
 
 
+def test_a_label_too_long_for_a_target_s_name_names_none(world: World) -> None:
+    body = moved("3-dcgm-xid-max-alerts-1-truncated.json", world.start)
+    body["alerts"][0]["labels"]["slamon_target"] = "g" * 201
+    response = world.post(body)
+    assert response.status_code == 200, response.text  # stored, about no target
+    assert response.json()["alerts"][0]["target"] is None
+    assert [e["scope"] for e in world.listed()] == ["account"]
+
+
 def test_slamon_s_own_alerts_sent_back_are_not_stored(world: World) -> None:
     body = moved("1-dcgm-xid-two-firing.json", world.start)
     body["alerts"][0]["labels"]["slamon_fingerprint"] = "4f1c"
@@ -328,7 +337,7 @@ def test_only_an_events_or_admin_token_may_post(world: World, token: str, status
         (
             lambda d: d["alerts"][1].update(startsAt="2026-12-06T10:00:00"),
             "alerts[1].startsAt",
-            "has no UTC offset",
+            "is not an RFC 3339 time",
         ),
         (
             lambda d: d["alerts"][1].update(status="pending"),
