@@ -12,9 +12,11 @@ from monitor.api import (
     account_events,
     alertmanager,
     alerts,
+    badges,
     channels,
     discovery,
     feed,
+    fleet_pages,
     health,
     heartbeats,
     incidents,
@@ -60,5 +62,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(status_page.router)
     app.include_router(feed.router)
     app.include_router(pages.router)
+    app.include_router(badges.router)
+    app.include_router(fleet_pages.router)
     install_error_handlers(app)
     return app

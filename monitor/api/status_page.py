@@ -5,16 +5,19 @@ What it shows is built by ``monitor.status.view.build_view`` (providers with the
 and open relevant incidents, the fleet's displayed states with 24 h history bars, uptimes and
 latency, pools, vantages, the provider's events on the targets with the account event sources
 behind them, firing alerts and any disabled notification channel, month-to-date SLA); this
-module only formats. Inline CSS, no scripts, no external resources; it refreshes
-itself every ``REFRESH_S`` seconds. Every value is escaped by Jinja2's autoescape; incident links
-are kept only when they are http(s).
+module only formats. The fleet is shown grouped (``monitor.status.groups``): each provider with
+its pools and its targets in no pool, counted by state with their uptime pooled, each opening
+its own page (``monitor.api.fleet_pages``); the targets themselves are listed whole up to
+``FRONT_PAGE_TARGETS`` and beyond that only those not up, so a thousand targets stay readable.
+Inline CSS, no scripts, no external resources; it refreshes itself every ``REFRESH_S`` seconds.
+Every value is escaped by Jinja2's autoescape; incident links are kept only when they are
+http(s).
 """
 
 from __future__ import annotations
 
 import functools
 import gzip
-import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,8 +34,9 @@ from monitor.alerts.links import provider_path, target_path
 from monitor.api.deps import app_state, db_session
 from monitor.db.base import utcnow
 from monitor.history.generation import READ_MAX_AGE, ReadCache
-from monitor.status.history import Bucket
-from monitor.status.view import BUCKET_WIDTH, BUCKETS, WINDOWS, StatusView, build_view
+from monitor.status.groups import fleet_path, front_fleet, pool_path, provider_groups
+from monitor.status.history import Bucket, uptime_text
+from monitor.status.view import BUCKET_WIDTH, BUCKETS, WINDOWS, StatusView, current_view
 
 REFRESH_S = 30
 TEMPLATE = "status.html.j2"
@@ -54,15 +58,6 @@ def _hm(value: datetime) -> str:
 
 def _pct(value: float | None) -> str:
     return "no data" if value is None else f"{value:.3f}%"
-
-
-def uptime_text(value: float | None) -> str:
-    """Two decimals, truncated, so a 100 % that was not earned is never shown (99.996 % reads
-    99.99 %); ``no data`` for None (nothing observed), never 100 %."""
-    if value is None:
-        return "no data"
-    shown = math.floor(value * 100 + 1e-6) / 100  # the epsilon: 99.99 * 100 is 9998.99999…
-    return f"{shown:.2f}%"
 
 
 def _ms(value: float | None) -> str:
@@ -153,6 +148,17 @@ def provider_href(slug: str) -> str:
     return provider_path(slug).lstrip("/")
 
 
+def pool_href(name: str) -> str:
+    return pool_path(name).lstrip("/")
+
+
+def fleet_href(
+    provider: str | None = None, pool: str | None = None, states: Sequence[str] = ()
+) -> str:
+    """A link to ``/fleet`` narrowed (``monitor.status.groups.fleet_path``), relative."""
+    return fleet_path(provider, pool, states).lstrip("/")
+
+
 def _source(name: str) -> str:
     return resources.files("monitor.api").joinpath("templates", name).read_text("utf-8")
 
@@ -179,10 +185,12 @@ def environment() -> jinja2.Environment:
         bar_label=bar_label,
         target_href=target_href,
         provider_href=provider_href,
+        pool_href=pool_href,
         event_kind=event_kind,
         event_badge=event_badge,
         iso=lambda moment: moment.isoformat(),
     )
+    env.globals["fleet_href"] = fleet_href
     return env
 
 
@@ -193,6 +201,8 @@ def _template() -> jinja2.Template:
 def render(view: StatusView) -> str:
     return _template().render(
         view=view,
+        groups=provider_groups(view),
+        front=front_fleet(view.fleet),
         refresh_s=REFRESH_S,
         buckets=BUCKETS,
         bucket_width=BUCKET_WIDTH,
@@ -259,6 +269,6 @@ def status_page(request: Request, session: Annotated[Session, Depends(db_session
     config = app_state(request).config
     now = utcnow()
     page = PAGES.get(
-        session, id(config), now, lambda: Page.of(render(build_view(session, config, now)))
+        session, id(config), now, lambda: Page.of(render(current_view(session, config, now)))
     )
     return page_response(request, page.value)

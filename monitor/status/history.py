@@ -9,6 +9,7 @@ Everything here is linear sweeps over normalized spans: the page draws a thousan
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -163,6 +164,16 @@ def share_up(unavailable: timedelta, observed: timedelta) -> float | None:
     if observed <= ZERO:
         return None
     return min(100.0, max(0.0, 100.0 * (1.0 - unavailable / observed)))
+
+
+def uptime_text(value: float | None) -> str:
+    """An uptime as every page and badge shows it: two decimals, truncated, so a 100 % that was
+    not earned is never shown (99.996 % reads 99.99 %); ``no data`` for None (nothing
+    observed), never 100 %."""
+    if value is None:
+        return "no data"
+    shown = math.floor(value * 100 + 1e-6) / 100  # the epsilon: 99.99 * 100 is 9998.99999…
+    return f"{shown:.2f}%"
 
 
 def weighted_median(samples: Iterable[tuple[float, int]]) -> float | None:

@@ -16,12 +16,13 @@ from monitor.alerts.channel_state import ChannelState, channel_states
 from monitor.config import Config
 from monitor.history import notices
 from monitor.history.account_events import AccountEventView
+from monitor.history.generation import READ_MAX_AGE, ReadCache
 from monitor.history.incidents import ProviderIncident
 from monitor.history.notices import NoticeView
 from monitor.history.spans import REACHABLE, USABLE, TargetSpans
 from monitor.history.spans import spans as history_spans
 from monitor.probes.vantages import VantageHealth, vantage_health
-from monitor.reports.model import LedgerRow, ProviderReport, WorkRow
+from monitor.reports.model import LedgerRow, MonthlyReport, ProviderReport, WorkRow
 from monitor.reports.service import month_to_date
 from monitor.sla.intervals import Span
 from monitor.status import repository
@@ -182,6 +183,8 @@ class StatusView:
     account_events: tuple[AccountEventView, ...] = ()
     account_sources: tuple[AccountSourceHealth, ...] = ()
     notices: tuple[NoticeView, ...] = ()  # the operators': current, then upcoming
+    # the month-to-date report the month's figures are from (the badges' SLA, pool pages)
+    report: MonthlyReport | None = None
 
     @property
     def summary(self) -> Summary:
@@ -409,4 +412,16 @@ def build_view(session: Session, config: Config, now: datetime) -> StatusView:
         account_events=events_on_fleet(current, fleet),
         account_sources=account_sources(session, config),
         notices=notices.shown(session, now),
+        report=report,
     )
+
+
+# The view as last built, until something happened (``monitor.history.generation``) or it is
+# ``READ_MAX_AGE`` old: the status page, the pool and fleet pages and the badges read one build
+# between writes, so they show the same figures (a thousand targets take about a second).
+VIEWS: ReadCache[StatusView] = ReadCache(READ_MAX_AGE)
+
+
+def current_view(session: Session, config: Config, now: datetime) -> StatusView:
+    """``build_view``'s view as of ``now``, or the one kept since the last write."""
+    return VIEWS.get(session, id(config), now, lambda: build_view(session, config, now)).value
