@@ -61,7 +61,7 @@ def seed_fleet(session: Session, now: datetime) -> None:
             for i in range(FLEET)
         ],
     )
-    ids: dict[str, int] = dict(session.execute(select(Target.name, Target.id)))
+    ids = {row.name: row.id for row in session.execute(select(Target.name, Target.id))}
     session.execute(insert(TargetState), list(_states(ids, now)))
     session.execute(
         insert(ObservedWindow),
