@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from monitor.account.model import PROVIDERS
+
 
 @click.group()
 def events() -> None:
@@ -106,11 +108,14 @@ def _record(view: Any) -> dict[str, Any]:
     }
 
 
+PROVIDER_WIDTH = max(map(len, PROVIDERS))  # prometheus: the team's own alerts
+
+
 def _line(r: dict[str, Any]) -> str:
     when = r["starts_at"] or "-"
     targets = ", ".join(r["targets"]) or "-"
     outcome = f"{r['outcome']:<9} " if "outcome" in r else ""
     return (
-        f"{outcome}{r['provider']:<6} {r['kind']:<21} {r['status']:<8} {when:<25} "
+        f"{outcome}{r['provider']:<{PROVIDER_WIDTH}} {r['kind']:<21} {r['status']:<8} {when:<25} "
         f"{targets}  {r['title']}"
     )
