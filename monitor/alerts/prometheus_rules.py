@@ -47,7 +47,7 @@ def duration(window: timedelta) -> str:
     that divides it exactly). Raises ``ValueError`` below a whole second."""
     seconds = window.total_seconds()
     if seconds < 1 or seconds != int(seconds):
-        raise ValueError(f"a rule window must be whole seconds, got {window}")
+        raise ValueError(f"a rule window must be whole seconds, got {seconds:g} s")
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
         if seconds % size == 0:
             return f"{int(seconds) // size}{unit}"

@@ -36,7 +36,10 @@ def prometheus_rules(config_path: Path | None, out: Path) -> None:
     from monitor.settings import Settings
 
     config = load_config(config_path or Settings().config)
-    text = render(rule_groups(burn_windows(config.alerts.burn_windows)))
+    try:
+        text = render(rule_groups(burn_windows(config.alerts.burn_windows)))
+    except ValueError as exc:  # a window Prometheus cannot name (1.5 s)
+        raise SlamonError(f"alerts.burn_windows: {exc}") from None
     if str(out) == "-":
         click.echo(text, nl=False)
         return

@@ -42,3 +42,14 @@ def test_an_out_file_it_cannot_write_is_one_line_and_exit_1(tmp_path: Path) -> N
                   cwd=tmp_path)  # fmt: skip
     assert done.returncode == 1
     assert done.stderr.splitlines() == [f"error: {out}: No such file or directory"]
+
+
+def test_a_window_prometheus_cannot_write_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    (tmp_path / "odd.yaml").write_text(
+        "alerts:\n  burn_windows:\n    - {long: 1h, short: 1.5s, factor: 14.4}\n"
+    )
+    done = slamon("export", "prometheus-rules", "--config", "odd.yaml", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.splitlines() == [
+        "error: alerts.burn_windows: a rule window must be whole seconds, got 1.5 s"
+    ]
