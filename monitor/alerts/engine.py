@@ -19,8 +19,8 @@ from monitor.config.models import Config, SilenceConfig
 from monitor.db.dialect import insert_ignoring_conflicts
 from monitor.db.models import Alert, Channel, Delivery, Silence
 from monitor.events import emitting
-from monitor.history import incidents
-from monitor.sla.maintenance import in_maintenance
+from monitor.history import incidents, maintenance
+from monitor.sla.maintenance import in_maintenance, windows_for
 
 NOTICE_RULES = frozenset({"monthly_report", "credit_claim_due"})
 # Told when they fire and reminded once (a signal's ``remind_at``), never re-notified: work a
@@ -147,14 +147,17 @@ def _resolve(
 
 
 def _muted(session: Session, signal: Signal, config: Config, now: datetime) -> bool:
-    """Silenced (config or API) or inside a maintenance window: recorded, not sent."""
+    """Silenced (config or API) or inside a maintenance window (configured, or held by an
+    operator's maintenance notice): recorded, not sent."""
     stored = session.scalars(select(Silence).where(Silence.starts_at <= now, Silence.ends_at > now))
     api_silences = [
         SilenceConfig(match=s.matchers, start=s.starts_at, end=s.ends_at) for s in stored
     ]
     matched = matchable(signal.labels, signal.rule, signal.severity)
-    return silenced(matched, [*config.silences, *api_silences], now) or in_maintenance(
-        signal.labels, config.maintenance, now
+    return (
+        silenced(matched, [*config.silences, *api_silences], now)
+        or in_maintenance(signal.labels, config.maintenance, now)
+        or bool(windows_for(signal.labels, maintenance.announced_at(session, now)))
     )
 
 

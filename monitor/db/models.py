@@ -595,7 +595,8 @@ class Vantage(Base):
 class HistoryChange(Base):
     """One write to what happened (an outage, a target, a verdict, an incident, a window, an
     alert, a channel, a notice), logged by the database's own triggers (migration 0009, and
-    0014 for notices) in the writing transaction: how a reader knows its cached figures may be stale. Pruned by the rollup."""
+    0014 for notices) in the writing transaction: how a reader knows its cached figures may be
+    stale. Pruned by the rollup."""
 
     __tablename__ = "history_changes"
 

@@ -1,6 +1,7 @@
 """Maintenance windows that apply to a target: the stored ones (from provider feeds, and the
 ones maintenance notices hold: ``monitor.notices``) and the configured ones, as spans inside a
-period; and the stored ones the feed tells apart from the notices."""
+period; the stored ones the feed tells apart from the notices; and those notices hold now, which
+mute alerts."""
 
 from __future__ import annotations
 
@@ -33,6 +34,19 @@ def stored_apart_from_notices(session: Session, since: datetime) -> list[Mainten
         select(MaintenanceWindow)
         .where(MaintenanceWindow.ends_at > since, MaintenanceWindow.id.not_in(held))
         .order_by(MaintenanceWindow.starts_at)
+    )
+    return list(session.scalars(query))
+
+
+def announced_at(session: Session, now: datetime) -> list[MaintenanceWindow]:
+    """The windows maintenance notices hold that are under way at ``now``: an operator's
+    announcement mutes alerts as a configured window does (a provider feed's window does not:
+    the provider's word is not the operator's)."""
+    held = select(Notice.maintenance_window_id).where(Notice.maintenance_window_id.is_not(None))
+    query = select(MaintenanceWindow).where(
+        MaintenanceWindow.starts_at <= now,
+        MaintenanceWindow.ends_at > now,
+        MaintenanceWindow.id.in_(held),
     )
     return list(session.scalars(query))
 

@@ -84,6 +84,41 @@ maintenance:
     assert all(a.suppressed for a in session.scalars(select(Alert)))
 
 
+def test_an_operator_s_maintenance_notice_mutes_while_it_holds_a_feed_s_window_does_not(
+    session: Session,
+) -> None:
+    """Maintenance an operator announced (``slamon notices post --kind maintenance``) mutes
+    its targets' alerts from its start to its end, as a configured window does; a window a
+    provider's feed announced mutes nothing; a notice ended early stops muting at once."""
+    from monitor import notices
+    from monitor.db.models import MaintenanceWindow
+
+    hour = timedelta(hours=1)
+    draft = notices.NoticeDraft(
+        "driver upgrade", NOW, NOW + hour, kind="maintenance", targets=("gpu-a",)
+    )
+    posted = notices.post(session, draft, "ops", NOW - hour)
+    session.add(
+        MaintenanceWindow(
+            name="provider work",
+            starts_at=NOW - hour,
+            ends_at=NOW + hour,
+            targets=["gpu-b"],
+            source="feed",
+        )
+    )
+    session.flush()
+    during = apply(session, [signal(target="gpu-a"), signal(target="gpu-b")], CONFIG, NOW)
+    muted = {a.labels["target"]: a.suppressed for a in session.scalars(select(Alert))}
+    assert muted == {"gpu-a": True, "gpu-b": False}
+    assert during.deliveries == 2  # gpu-b's, to both channels
+
+    notices.end(session, posted.id, "ops", NOW + timedelta(minutes=10))
+    apply(session, [signal(target="gpu-a", firing=False)], CONFIG, NOW + timedelta(minutes=11))
+    after = apply(session, [signal(target="gpu-a")], CONFIG, NOW + timedelta(minutes=12))
+    assert after.deliveries == 2  # the notice ended: gpu-a pages again
+
+
 def test_routes_and_silences_match_a_real_rule_s_severity_and_name(session: Session) -> None:
     """The rules put neither ``severity`` nor ``rule`` in their labels: a route or a silence
     on them matches the alert's own fields (DESIGN.md's ``match: {severity: critical}``)."""
