@@ -178,7 +178,15 @@ def test_the_check_sees_the_migrations_and_their_imports(
 # The tables that hold what happened: only monitor/history reads them for a surface; the
 # modules below write them (and read what they are about to change), each for its one reason.
 TIMELINE_MODELS = frozenset(
-    {"Outage", "ObservedWindow", "Heartbeat", "Incident", "IncidentUpdate", "AccountEventRecord"}
+    {
+        "Outage",
+        "ObservedWindow",
+        "Heartbeat",
+        "Incident",
+        "IncidentUpdate",
+        "AccountEventRecord",
+        "Notice",
+    }
 )
 TIMELINE_WRITERS = {
     "monitor.db.models": "defines them",
@@ -190,6 +198,7 @@ TIMELINE_WRITERS = {
     "monitor.api.heartbeats": "stores what a job or an agent pushes",
     "monitor.reports.backfill": "imports outages and observed windows from another monitor",
     "monitor.fleet.account_store": "stores what a provider tells the account, polled or pushed",
+    "monitor.notices": "posts and ends an operator's notices (and the windows they hold)",
     "monitor.fleet.sweep": (
         "ends a life: drops the outage the end itself opened, closes one the cloud saw running"
     ),
