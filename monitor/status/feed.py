@@ -122,6 +122,27 @@ def incident_entry(incident: ProviderIncident, now: datetime) -> FeedEntry | Non
     )
 
 
+def told_once(outages: Sequence[tuple[str, OutageRecord]]) -> list[tuple[str, OutageRecord]]:
+    """``outages`` without a ``usable`` one inside a ``reachable`` one of the same target: a
+    target that is down is not usable either, and one entry says it (a GPU still failing after
+    the box came back is an outage of its own and stays)."""
+    down: dict[str, list[OutageRecord]] = {}
+    for name, outage in outages:
+        if outage.series == "reachable":
+            down.setdefault(name, []).append(outage)
+
+    def inside(outage: OutageRecord, of: OutageRecord) -> bool:
+        if outage.start < of.start:
+            return False
+        return of.end is None or (outage.end is not None and outage.end <= of.end)
+
+    return [
+        (name, outage)
+        for name, outage in outages
+        if outage.series != "usable" or not any(inside(outage, d) for d in down.get(name, ()))
+    ]
+
+
 def outage_entry(target: str, outage: OutageRecord, now: datetime) -> FeedEntry:
     word = SERIES_WORDS.get(outage.series, outage.series)
     cause = f" ({outage.cause})" if outage.cause else ""
@@ -223,7 +244,7 @@ def feed_entries(session: Session, config: Config, now: datetime) -> tuple[FeedE
     found: list[FeedEntry | None] = []
     found += [incident_entry(i, now) for i in incidents.recent(session, since, MAX_ENTRIES)]
     outages = spans.recent_outages(session, since, now, MAX_ENTRIES)
-    found += [outage_entry(name, o, now) for name, o in outages]
+    found += [outage_entry(name, o, now) for name, o in told_once(outages)]
     found += [
         window_entry(
             w.name, w.starts_at, w.ends_at, (w.targets, w.provider, w.region, w.pool), w.source, now
