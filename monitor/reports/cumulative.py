@@ -14,10 +14,10 @@ nothing is open that is the report itself. History written after the fact (impor
 a maintenance window configured for the past, a target deleted) can still lower a total:
 Prometheus then sees a counter reset, as for a restarted exporter.
 
-Cheap to scrape: the running month is the month-to-date report every surface shares (built
-again here only while an outage is open, with those outages cut), a month that ended more than
-``settle`` ago is kept for ``CLOSED_MAX_AGE`` (its history changes only when rewritten), and
-at most one kept month is rebuilt per call once they age.
+Cheap to scrape: the running month is the month-to-date report every surface shares (while an
+outage is open, the month is read once more and only the targets it cuts are assembled again),
+a month that ended more than ``settle`` ago is kept for ``CLOSED_MAX_AGE`` (its history changes
+only when rewritten), and at most one kept month is rebuilt per call once they age.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from monitor.reports.model import MonthlyReport
 from monitor.reports.service import build_monthly
 from monitor.sla.intervals import Span
 from monitor.sla.months import add_months, month_of, month_period
+from monitor.sla.policy import SlaPolicy
 from monitor.sla.policy_config import policies_for
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -108,15 +109,32 @@ def settled_month(
 ) -> dict[str, Totals]:
     """``month``'s totals as of ``now`` with every open outage cut at ``now`` minus its
     target's settle (``settles`` by name; ``CLOSED_AFTER`` for one not there). ``running``, the
-    month's report as of ``now`` when the caller has it, is the answer when nothing is open."""
+    month's report as of ``now`` when the caller has it, is the answer for every target whose
+    outages the cut leaves alone (all of them when nothing is open); only the others are
+    assembled again (with the region-scoped targets of their region: their downtime is the
+    region's)."""
     if running is not None and not has_open_outage(running):
         return figures(running)
     inputs = gather(session, month, now, config)
-    cut = tuple(
-        cut_open_outages(t, now - settles.get(t.name, CLOSED_AFTER)) for t in inputs.targets
-    )
-    report = assemble(replace(inputs, targets=cut), policies_for(config.sla_policies), now)
-    return figures(report)
+    policies = policies_for(config.sla_policies)
+    cut = [cut_open_outages(t, now - settles.get(t.name, CLOSED_AFTER)) for t in inputs.targets]
+    if running is None:
+        again = cut
+    else:
+        changed = [c for c, t in zip(cut, inputs.targets, strict=True) if c != t]
+        names = {c.name for c in changed}
+        regions = {_region(c, policies) for c in changed} - {None}
+        again = [c for c in cut if c.name in names or _region(c, policies) in regions]
+    lean = replace(inputs, targets=tuple(again), incidents=(), ledger=())
+    return {**(figures(running) if running else {}), **figures(assemble(lean, policies, now))}
+
+
+def _region(target: TargetInput, policies: Mapping[str, SlaPolicy]) -> tuple[str, str] | None:
+    """The provider and region whose downtime a region-scoped policy gives ``target``."""
+    policy = policies.get(target.sla or "")
+    if policy is None or policy.scope != "region":
+        return None
+    return (target.provider or policy.provider, target.region or "")
 
 
 def months_between(first: datetime, last: datetime) -> list[str]:

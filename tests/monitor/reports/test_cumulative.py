@@ -19,6 +19,7 @@ from monitor.reports.cumulative import (
     cut_open_outages,
     months_between,
     settle_of,
+    settled_month,
     totals,
 )
 from monitor.reports.inputs import TargetInput
@@ -29,7 +30,7 @@ from monitor.targets import upsert_target
 OCT31 = datetime(2026, 10, 31, tzinfo=UTC)
 NOV = datetime(2026, 11, 1, tzinfo=UTC)
 DEC = datetime(2026, 12, 1, tzinfo=UTC)
-DAY, MINUTE = timedelta(days=1), timedelta(minutes=1)
+DAY, MINUTE, SECOND = timedelta(days=1), timedelta(minutes=1), timedelta(seconds=1)
 CONFIG = """
 sla_policies:
   - {name: minutes, provider: aws, target_pct: 99.9, measurement: whole_minutes}
@@ -124,6 +125,33 @@ def test_a_confirmed_recovery_never_lowers_the_downtime_a_scrape_showed(session:
     assert report_downtime == [600.0, 590.0]  # the report alone would have gone down
     assert after.downtime_s == 590.0 >= before.downtime_s
     assert after.observed_s >= before.observed_s
+
+
+def test_only_the_targets_a_cut_changes_are_judged_again_with_their_region(
+    session: Session,
+) -> None:
+    """r-a's outage is open, r-b's ended 10 s ago, both under aws-ec2-region (down while both
+    zones are): the cut of r-a's outage cuts the region's downtime, so r-b is judged again
+    with it (425 s, not the running report's 470 s); gpu-x, alone under its own policy, keeps
+    the running report's figures. The same as cutting and assembling every target."""
+    config = parse_config(CONFIG)
+    now = DEC + 2 * DAY
+    for name, zone, ended in (
+        ("r-a", "us-east-1a", None),
+        ("r-b", "us-east-1b", now - 10 * SECOND),
+    ):
+        row = add(session, name, "aws-ec2-region", DEC)
+        row.region, row.zone = "us-east-1", zone
+        watched(session, row, (DEC, now + MINUTE))
+        down(session, row, now - (10 if name == "r-a" else 8) * MINUTE, ended)
+    watched(session, add(session, "gpu-x", "exact", DEC), (DEC, now + MINUTE))
+    settles = {name: timedelta(seconds=55) for name in ("r-a", "r-b", "gpu-x")}
+    running = build_monthly(session, "2026-12", now, config)
+    lean = settled_month(session, config, "2026-12", now, settles, running)
+    assert lean == settled_month(session, config, "2026-12", now, settles)
+    down_s = {name: lean[name].downtime_s for name in ("r-a", "r-b", "gpu-x")}
+    assert down_s == {"r-a": 425.0, "r-b": 425.0, "gpu-x": 0.0}
+    assert {t.name: t.sla_downtime_s for t in running.targets}["r-b"] == 470.0
 
 
 def test_a_month_is_not_final_until_every_open_outage_in_it_has_settled(session: Session) -> None:
