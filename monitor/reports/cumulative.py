@@ -152,7 +152,8 @@ class ClosedMonths:
     """Final months' totals per config, each kept for ``max_age``; a call rebuilds every
     month it has never seen, but at most one that has aged (the rest are served a little
     older), so a deployment with years of history pays for them once, not every hour at once.
-    Thread-safe; the entry keeps its config alive, so ``id(config)`` names no other one."""
+    Thread-safe; the entry keeps its config alive, so ``id(config)`` names no other one, and
+    only the latest config's months are kept."""
 
     def __init__(self, max_age: timedelta = CLOSED_MAX_AGE) -> None:
         self.max_age = max_age
@@ -174,6 +175,8 @@ class ClosedMonths:
             self.builds += 1
             kept[month] = (config, now, built)
             with self._lock:
+                # a config replaced (reloaded) leaves its months behind: drop them
+                self._entries = {k: v for k, v in self._entries.items() if v[0] is config}
                 self._entries[id(config), month] = (config, now, built)
         return [entry[2] for entry in kept.values() if entry is not None]
 

@@ -187,6 +187,11 @@ def test_closed_months_are_kept_and_rebuilt_one_at_a_time_once_aged(session: Ses
     again = closed.totals(session, config, months, later)
     assert closed.builds == 4
     assert [f["gpu-a"].downtime_s for f in again] == [600.0, 1_260.0]
+    # a reloaded config is judged afresh, and the old one's months are not kept beside it
+    reloaded = parse_config(CONFIG)
+    closed.totals(session, reloaded, months, later)
+    closed.totals(session, config, months, later)
+    assert closed.builds == 8
 
 
 @pytest.mark.parametrize(
