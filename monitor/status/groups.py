@@ -30,8 +30,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import quote, urlencode
 
+from monitor.history.notices import NoticeView
 from monitor.status.health import PoolHealth, pool_health
 from monitor.status.history import DOWN, UNKNOWN, UNUSABLE, UP, Uptime
+from monitor.status.pages import scope_labels
 from monitor.status.view import WINDOWS, StatusView, TargetView
 
 DEGRADED = "degraded"
@@ -244,6 +246,7 @@ class PoolPage:
     providers: tuple[str, ...]  # the slugs its members name, most members first
     availability_pct: float | None  # month to date: share of time min_up members were up
     members: tuple[TargetView, ...]
+    notices: tuple[NoticeView, ...] = ()  # the operators' about a member (or everything)
 
 
 def pool_page(view: StatusView, name: str) -> PoolPage | None:
@@ -263,6 +266,7 @@ def pool_page(view: StatusView, name: str) -> PoolPage | None:
         providers=tuple(sorted(providers, key=lambda s: (-providers[s], s))),
         availability_pct=month.get(name),
         members=members,
+        notices=tuple(n for n in view.notices if any(n.about(scope_labels(m)) for m in members)),
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from sqlalchemy.orm import Session
 
@@ -168,7 +169,20 @@ def page_state(row: repository.TargetPageRow, verdict: repository.Verdict, now: 
 # --------------------------------------------------------------------------- the reads
 
 
-def scope_labels(target: repository.TargetRow) -> dict[str, str]:
+class Placed(Protocol):
+    """Where a target is: a page's target row or a fleet row of the status page."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def provider(self) -> str | None: ...
+    @property
+    def region(self) -> str | None: ...
+    @property
+    def pool(self) -> str | None: ...
+
+
+def scope_labels(target: Placed) -> dict[str, str]:
     """What a maintenance window's or a notice's scope is matched against (as the report's)."""
     pairs = (("target", target.name), ("provider", target.provider), ("region", target.region))
     return {k: v for k, v in (*pairs, ("pool", target.pool)) if v}

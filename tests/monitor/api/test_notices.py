@@ -179,12 +179,14 @@ def test_the_list_pages_current_before_upcoming(
     assert (first["total"], first["next_offset"], len(first["items"])) == (2, 1, 1)
 
 
-def test_the_pages_of_a_target_and_a_provider_show_the_notices_about_them(
+def test_the_pages_of_a_target_a_pool_and_a_provider_show_the_notices_about_them(
     api: ApiClient, admin: dict[str, str], sessions: sessionmaker[Session]
 ) -> None:
     with sessions() as session:
-        for name, cloud in (("gpu-1", "aws"), ("gpu-2", "gcp")):
-            config = TargetConfig(name=name, kind="tcp", url="tcp://h:22", provider=cloud)
+        for name, cloud, pool in (("gpu-1", "aws", "h100"), ("gpu-2", "gcp", "a100")):
+            config = TargetConfig(
+                name=name, kind="tcp", url="tcp://h:22", provider=cloud, pool=pool
+            )
             upsert_target(session, config, "config")
         session.commit()
     made = {
@@ -194,6 +196,7 @@ def test_the_pages_of_a_target_and_a_provider_show_the_notices_about_them(
             ("gpu-1 only", {"targets": ["gpu-1"]}),
             ("gpu-2 only", {"targets": ["gpu-2"]}),
             ("all of aws", {"provider": "aws"}),
+            ("the h100 pool", {"pool": "h100"}),
         )
     }
 
@@ -203,8 +206,11 @@ def test_the_pages_of_a_target_and_a_provider_show_the_notices_about_them(
         ids = re.findall(r'data-notice="(\d+)"', answer.text)
         return {title for title, i in made.items() if str(i) in ids}
 
-    assert shown("/targets/gpu-1") == {"everyone", "gpu-1 only", "all of aws"}
+    assert shown("/targets/gpu-1") == {"everyone", "gpu-1 only", "all of aws", "the h100 pool"}
     assert shown("/targets/gpu-2") == {"everyone", "gpu-2 only"}
+    # a pool's page: what is about any of its members
+    assert shown("/pools/h100") == {"everyone", "gpu-1 only", "all of aws", "the h100 pool"}
+    assert shown("/pools/a100") == {"everyone", "gpu-2 only"}
     assert '<a href="../targets/gpu-1">gpu-1</a>' in api.get("/targets/gpu-1").text
     with sessions() as session:
         provider(session, "aws")
