@@ -35,7 +35,7 @@ from monitor.api.deps import app_state, db_session
 from monitor.db.base import utcnow
 from monitor.history.generation import READ_MAX_AGE, ReadCache
 from monitor.status.groups import fleet_path, front_fleet, pool_path, provider_groups
-from monitor.status.history import Bucket, uptime_text
+from monitor.status.history import Bucket, duration, uptime_text
 from monitor.status.view import BUCKET_WIDTH, BUCKETS, WINDOWS, StatusView, current_view
 
 REFRESH_S = 30
@@ -62,21 +62,6 @@ def _pct(value: float | None) -> str:
 
 def _ms(value: float | None) -> str:
     return "—" if value is None else f"{value:.0f} ms" if value >= 10 else f"{value:.1f} ms"
-
-
-def duration(value: timedelta) -> str:
-    """``45 s``, ``30 min``, ``4 h 30 min``, ``7 d``, ``2 d 3 h``: two units at most."""
-    seconds = int(value.total_seconds())
-    if seconds < 60:
-        return f"{seconds} s"
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes = rest // 60
-    if days:
-        return f"{days} d" + (f" {hours} h" if hours else "")
-    if hours:
-        return f"{hours} h" + (f" {minutes} min" if minutes else "")
-    return f"{minutes} min"
 
 
 def segment(bucket: Bucket) -> str:

@@ -27,6 +27,7 @@ from monitor.history import notices as notice_history
 from monitor.history.incidents import ProviderIncident
 from monitor.history.notices import NoticeView
 from monitor.history.spans import OutageRecord
+from monitor.status.history import duration
 from monitor.status.pages import http_only
 
 MAX_ENTRIES = 50
@@ -49,19 +50,6 @@ class FeedEntry:
 
 def when(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
-
-
-def lasted(span: timedelta) -> str:
-    """``45 s``, ``12 min``, ``3 h 5 min``, ``2 d 4 h``."""
-    seconds = int(span.total_seconds())
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes = rest // 60
-    if days:
-        return f"{days} d" + (f" {hours} h" if hours else "")
-    if hours:
-        return f"{hours} h" + (f" {minutes} min" if minutes else "")
-    return f"{minutes} min" if minutes else f"{seconds} s"
 
 
 def latest(moments: Iterable[datetime | None], now: datetime) -> datetime | None:
@@ -151,7 +139,7 @@ def outage_entry(target: str, outage: OutageRecord, now: datetime) -> FeedEntry:
         summary = f"{target} {word}{cause} since {when(outage.start)}; still open."
         updated = outage.start
     else:
-        span = lasted(outage.end - outage.start)
+        span = duration(outage.end - outage.start)
         title = f"{target} was {word} for {span}"
         summary = (
             f"{target} {word}{cause} from {when(outage.start)} to {when(outage.end)} ({span}); "

@@ -186,3 +186,18 @@ def weighted_median(samples: Iterable[tuple[float, int]]) -> float | None:
         return None
     cumulative = list(accumulate(w for _, w in ordered))
     return ordered[bisect_left(cumulative, cumulative[-1] / 2)][0]
+
+
+def duration(value: timedelta) -> str:
+    """``45 s``, ``30 min``, ``4 h 30 min``, ``7 d``, ``2 d 3 h``: two units at most."""
+    seconds = int(value.total_seconds())
+    if seconds < 60:
+        return f"{seconds} s"
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes = rest // 60
+    if days:
+        return f"{days} d" + (f" {hours} h" if hours else "")
+    if hours:
+        return f"{hours} h" + (f" {minutes} min" if minutes else "")
+    return f"{minutes} min"
