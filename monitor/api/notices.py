@@ -19,7 +19,7 @@ from monitor.api.queries import page
 from monitor.api.schemas import Instant, Limit, Offset
 from monitor.api.targets import DEFAULT_LIMIT, NO_NUL
 from monitor.db.base import utcnow
-from monitor.history.notices import NoticeView, Phase, listing, view
+from monitor.history.notices import Phase, listing, view
 
 router = APIRouter(
     prefix="/api/v1/notices",
@@ -94,30 +94,6 @@ class NoticePage(BaseModel):
     next_offset: int | None
 
 
-def notice_out(notice: NoticeView, now: datetime) -> dict[str, Any]:
-    return {
-        "id": notice.id,
-        "title": notice.title,
-        "body": notice.body,
-        "kind": notice.kind,
-        "severity": notice.severity,
-        "phase": notice.phase(now),
-        "starts_at": notice.starts_at,
-        "ends_at": notice.ends_at,
-        "ended_at": notice.ended_at,
-        "scope": {
-            "provider": notice.provider,
-            "region": notice.region,
-            "pool": notice.pool,
-            "targets": list(notice.targets),
-        },
-        "in_sla": notice.in_sla,
-        "created_at": notice.created_at,
-        "created_by": notice.created_by,
-        "ended_by": notice.ended_by,
-    }
-
-
 @router.get("", response_model=NoticePage)
 def list_notices(
     _token: ReadToken,
@@ -139,7 +115,7 @@ def list_notices(
         order,
         limit,
         offset,
-        lambda rows: [notice_out(view(r), now) for (r,) in rows],
+        lambda rows: [view(r).fields(now) for (r,) in rows],
     )
 
 
@@ -181,7 +157,7 @@ def post_notice(
         error = {"type": "value_error", "loc": ("body", refused.field), "msg": refused.reason}
         raise RequestValidationError([error]) from None
     session.commit()
-    return notice_out(posted, now)
+    return posted.fields(now)
 
 
 @router.delete("/{notice_id}", status_code=204, response_class=Response)

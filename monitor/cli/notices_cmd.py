@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -98,7 +98,7 @@ def post(
         raise SlamonError(
             f"{OPTIONS.get(refused.field, refused.field)}: {refused.reason}"
         ) from None
-    click.echo(json.dumps(record(posted, now)) if as_json else line(posted, now))
+    click.echo(record(posted, now) if as_json else line(posted, now))
 
 
 @notices.command("list")
@@ -116,7 +116,7 @@ def list_(show_all: bool, as_json: bool) -> None:
     with runtime().sessions() as session:
         found = [view(row) for row in session.scalars(query.order_by(*order))]
     for notice in found:
-        click.echo(json.dumps(record(notice, now)) if as_json else line(notice, now))
+        click.echo(record(notice, now) if as_json else line(notice, now))
     if not as_json and not found:
         click.echo("no notices" + ("" if show_all else " current or upcoming"), err=True)
 
@@ -183,33 +183,9 @@ def _operator() -> str:
         return "cli"
 
 
-def record(notice: NoticeView, now: datetime) -> dict[str, Any]:
-    """A notice as one JSON object: the fields ``GET /api/v1/notices`` answers."""
-
-    def iso(moment: datetime | None) -> str | None:
-        return moment.isoformat() if moment else None
-
-    return {
-        "id": notice.id,
-        "title": notice.title,
-        "body": notice.body,
-        "kind": notice.kind,
-        "severity": notice.severity,
-        "phase": notice.phase(now),
-        "starts_at": iso(notice.starts_at),
-        "ends_at": iso(notice.ends_at),
-        "ended_at": iso(notice.ended_at),
-        "scope": {
-            "provider": notice.provider,
-            "region": notice.region,
-            "pool": notice.pool,
-            "targets": list(notice.targets),
-        },
-        "in_sla": notice.in_sla,
-        "created_at": iso(notice.created_at),
-        "created_by": notice.created_by,
-        "ended_by": notice.ended_by,
-    }
+def record(notice: NoticeView, now: datetime) -> str:
+    """A notice as one JSON line: the fields ``GET /api/v1/notices`` answers."""
+    return json.dumps(notice.fields(now), default=datetime.isoformat)
 
 
 def line(notice: NoticeView, now: datetime) -> str:

@@ -83,6 +83,31 @@ class NoticeView:
         later = [t for t in (self.starts_at, self.end) if t and self.created_at < t <= now]
         return max([self.created_at, *later])
 
+    def fields(self, now: datetime) -> dict[str, Any]:
+        """What ``GET /api/v1/notices`` answers for it (and ``slamon notices list --json``
+        prints), times as they are."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "body": self.body,
+            "kind": self.kind,
+            "severity": self.severity,
+            "phase": self.phase(now),
+            "starts_at": self.starts_at,
+            "ends_at": self.ends_at,
+            "ended_at": self.ended_at,
+            "scope": {
+                "provider": self.provider,
+                "region": self.region,
+                "pool": self.pool,
+                "targets": list(self.targets),
+            },
+            "in_sla": self.in_sla,
+            "created_at": self.created_at,
+            "created_by": self.created_by,
+            "ended_by": self.ended_by,
+        }
+
     def about(self, labels: Mapping[str, str]) -> bool:
         """Whether it is about what ``labels`` describe (a target's, or just ``provider`` or
         ``pool`` for those pages); an unscoped notice is about everything."""
