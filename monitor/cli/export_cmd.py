@@ -40,13 +40,7 @@ def prometheus_rules(config_path: Path | None, out: Path) -> None:
         text = render(rule_groups(burn_windows(config.alerts.burn_windows)))
     except ValueError as exc:  # a window Prometheus cannot name (1.5 s)
         raise SlamonError(f"alerts.burn_windows: {exc}") from None
-    if str(out) == "-":
-        click.echo(text, nl=False)
-        return
-    try:
-        out.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise SlamonError(f"{out}: {exc.strerror}") from None
+    _write_text(out, text)
 
 
 CONFIG_HELP = "The YAML config (default: $SLAMON_CONFIG or slamon.yaml)."
@@ -134,9 +128,13 @@ def _nothing_to_export() -> Exception:
 def _write(out: Path, documents: list[dict[str, Any]]) -> None:
     import yaml
 
+    _write_text(out, yaml.safe_dump_all(documents, sort_keys=False, allow_unicode=True, width=100))
+
+
+def _write_text(out: Path, text: str) -> None:
+    """``text`` to ``out`` ('-': standard output); one line when it cannot be written."""
     from monitor.errors import SlamonError
 
-    text = yaml.safe_dump_all(documents, sort_keys=False, allow_unicode=True, width=100)
     if str(out) == "-":
         click.echo(text, nl=False)
         return
