@@ -392,16 +392,23 @@ def list_events(
 # --------------------------------------------------------------------------- helpers
 
 
-def parsed(
-    parser: Callable[[Mapping[str, Any]], AccountEvent], raw: bytes, *, key_field: str
-) -> AccountEvent:
-    """The event of a provider's document ``raw``; a 422 naming the field when it is not the
-    provider's documented shape (or would not fit what is stored)."""
+def provider_document(raw: bytes) -> Any:
+    """The JSON document ``raw`` a provider (or an Alertmanager) pushed; a 422 when it is not
+    JSON or holds a string that is not UTF-8 (a lone surrogate, which no column can store)."""
     document = parse_body(ProviderDocument, raw).root
     try:
         json.dumps(document, ensure_ascii=False).encode()
     except UnicodeEncodeError:
         raise malformed("the document: a string holds a lone surrogate (not UTF-8)") from None
+    return document
+
+
+def parsed(
+    parser: Callable[[Mapping[str, Any]], AccountEvent], raw: bytes, *, key_field: str
+) -> AccountEvent:
+    """The event of a provider's document ``raw``; a 422 naming the field when it is not the
+    provider's documented shape (or would not fit what is stored)."""
+    document = provider_document(raw)
     try:
         event = parser(document)
     except ValueError as exc:  # the parser's Malformed…, naming the field

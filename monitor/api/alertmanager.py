@@ -16,7 +16,6 @@ A body that is not the webhook's shape is a 422 naming the field (Alertmanager d
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -36,12 +35,12 @@ from monitor.account.model import AccountEvent
 from monitor.api.account_events import (
     MAX_KEY,
     EventsToken,
-    ProviderDocument,
     State,
     malformed,
+    provider_document,
 )
 from monitor.api.auth import DbSession
-from monitor.api.errors import body_reader, error_responses, parse_body
+from monitor.api.errors import body_reader, error_responses
 from monitor.db.base import utcnow
 from monitor.db.models import Target
 from monitor.fleet.account_poll import announce
@@ -174,13 +173,8 @@ def receive(
 
 def parsed(raw: bytes, target_labels: Sequence[str]) -> Webhook:
     """The delivery ``raw``; a 422 naming the field when it is not the webhook's shape."""
-    document = parse_body(ProviderDocument, raw).root
     try:
-        json.dumps(document, ensure_ascii=False).encode()
-    except UnicodeEncodeError:
-        raise malformed("the document: a string holds a lone surrogate (not UTF-8)") from None
-    try:
-        webhook = from_webhook(document, target_labels)
+        webhook = from_webhook(provider_document(raw), target_labels)
     except MalformedWebhook as exc:
         raise malformed(str(exc)) from None
     for n, alert in enumerate(webhook.alerts):
