@@ -15,14 +15,19 @@ from monitor.api.errors import MAX_BODY_BYTES
 from monitor.settings import Settings
 from tests.support import ApiClient
 
-# Routes anyone may GET: liveness, Prometheus scraping, the public status page and the target
-# and provider pages its rows link to (alerts link there too), the docs.
+# Routes anyone may GET: liveness, Prometheus scraping, the public status page and the target,
+# provider and pool pages its rows link to (alerts link there too), its drill-down, its badges
+# and its Atom feed (what the page shows, to embed and to subscribe to), the docs.
 PUBLIC = {
     "/healthz",
     "/metrics",
     "/",
     "/targets/{name:path}",
     "/providers/{slug}",
+    "/pools/{name:path}",
+    "/fleet",
+    "/badges/{kind}/{name:path}/{metric}.svg",
+    "/feed.atom",
     "/docs",
     "/docs/oauth2-redirect",
     "/openapi.json",
