@@ -234,6 +234,10 @@ def evaluate(
     """Provider incidents (open ones fire, closed ones resolve), stale feeds, SLA burn/breach,
     blind vantages, the account events' alerts; and resolves for every firing alert whose cause
     is gone. The messages link under ``public_url``."""
+    # Only an alert already firing when the sweep begins can be an orphan: one a push fires
+    # (in its own transaction) while the sweep reads has a cause the sweep's reads may have
+    # missed, and resolving it would end it before it began.
+    before = set(session.scalars(select(Alert.id).where(Alert.state == "firing")))
     signals = [
         *_incident_signals(session, now),
         *_account_signals(session, config, now),
@@ -244,15 +248,17 @@ def evaluate(
         *_discovery_signals(session, config, now),
         *_held_down_signals(session, config, now),
     ]
-    signals += _orphans(session, signals, now)
+    signals += _orphans(session, signals, now, before)
     claims = _claim_signals(session, now)
     return apply(session, [*signals, *claims], config, now, public_url=public_url)
 
 
-def _orphans(session: Session, signals: Sequence[Signal], now: datetime) -> list[Signal]:
-    """Resolves for firing alerts that nothing asserts any more: an evaluated rule's alert no
-    signal speaks for, or a target rule's alert whose target was retired or deleted. Resolves
-    are never swallowed, however late slamon learns of them."""
+def _orphans(
+    session: Session, signals: Sequence[Signal], now: datetime, among: set[int]
+) -> list[Signal]:
+    """Resolves for the firing alerts in ``among`` (their ids) that nothing asserts any more:
+    an evaluated rule's alert no signal speaks for, or a target rule's alert whose target was
+    retired or deleted. Resolves are never swallowed, however late slamon learns of them."""
     asserted = {s.fingerprint for s in signals}
     live = set(session.scalars(select(Target.name).where(Target.retired_at.is_(None))))
     about_targets = (*target_rules(), *TARGET_EVENT_RULES)
@@ -263,6 +269,8 @@ def _orphans(session: Session, signals: Sequence[Signal], now: datetime) -> list
     )
     orphans = []
     for alert in firing:
+        if alert.id not in among:
+            continue
         if alert.rule in about_targets and alert.labels.get("target") not in live:
             why = "target retired"
         elif alert.rule in EVALUATED_RULES and alert.fingerprint not in asserted:

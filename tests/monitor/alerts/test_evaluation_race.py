@@ -1,0 +1,102 @@
+"""The periodic evaluation and a push that fires an alert at the same moment, on PostgreSQL
+(READ COMMITTED: each of the sweep's statements sees what was committed before it began).
+
+A push stores an account event and fires its alert in one transaction. A sweep that read the
+account events just before that commit, and the firing alerts just after it, sees an alert no
+signal of its own speaks for: it must leave it alone, not resolve it before it began (CI's
+production scenario caught a ``provider_event`` resolved 0.1 s before it started).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, event, select
+from sqlalchemy.orm import sessionmaker
+
+from monitor.account.model import AccountEvent
+from monitor.alerts.service import evaluate, on_account_events
+from monitor.config import parse_config
+from monitor.db.engine import make_engine
+from monitor.db.migrate import upgrade
+from monitor.db.models import Alert
+from monitor.fleet.account_store import record
+from monitor.targets import sync_config_targets
+from tests.support import PG_TEST_DB, recreate_pg_database
+
+pytestmark = pytest.mark.postgres
+
+NOW = datetime(2026, 12, 6, 10, 0, tzinfo=UTC)
+CONFIG = parse_config(
+    """
+targets:
+  - {name: trainer-3, kind: http, url: 'http://127.0.0.1:9/', interval: 5, provider: aws,
+     region: us-east-1, instance_id: i-0abc}
+channels:
+  - {name: chat, kind: webhook, url: 'http://127.0.0.1:9/chat'}
+"""
+)
+ISSUE = AccountEvent(
+    provider="aws",
+    source="aws_health",
+    key="arn:aws:health:us-east-1::event/EC2/AWS_EC2_OPERATIONAL_ISSUE/race",
+    kind="issue",
+    status="open",
+    starts_at=NOW - timedelta(hours=1),
+    updated_at=NOW,
+    region="us-east-1",
+    service="EC2",
+    title="AWS_EC2_OPERATIONAL_ISSUE",
+    entities=("i-0abc",),
+)
+
+
+@pytest.fixture
+def engine() -> Iterator[Engine]:
+    """A database of its own: the push and the sweep commit for real, on two connections."""
+    engine = make_engine(recreate_pg_database(f"{PG_TEST_DB}_race"))
+    upgrade(engine)
+    yield engine
+    engine.dispose()
+
+
+def test_an_alert_a_push_fires_while_the_sweep_reads_is_left_firing(engine: Engine) -> None:
+    sessions = sessionmaker(bind=engine, expire_on_commit=False)
+    with sessions.begin() as session:
+        sync_config_targets(session, CONFIG, NOW - timedelta(days=1))
+    pushed: list[datetime] = []
+
+    def push_after_the_events_are_read(
+        connection: Any, cursor: Any, statement: str, *args: Any
+    ) -> None:
+        if pushed or "FROM account_events" not in statement:
+            return
+        at = NOW + timedelta(seconds=2)  # the push lands after the sweep's clock was read
+        pushed.append(at)  # first: the push's own reads come through here too
+        with sessions.begin() as other:
+            record(other, [ISSUE], at, "push")
+            on_account_events(other, CONFIG, at)
+
+    event.listen(engine, "after_cursor_execute", push_after_the_events_are_read)
+    try:
+        with sessions.begin() as sweep:
+            evaluate(sweep, CONFIG, NOW + timedelta(seconds=1))
+    finally:
+        event.remove(engine, "after_cursor_execute", push_after_the_events_are_read)
+    assert pushed, "the sweep never read the account events"
+    with sessions() as session:
+        [alert] = session.scalars(select(Alert).where(Alert.rule == "provider_event"))
+        assert (alert.state, alert.resolved_at) == ("firing", None)
+        # the next sweep reads the event and keeps it firing; its close resolves it
+        evaluate(session, CONFIG, NOW + timedelta(minutes=1))
+        assert alert.state == "firing"
+        closed = replace(ISSUE, status="closed", updated_at=NOW + timedelta(minutes=2))
+        record(session, [closed], NOW + timedelta(minutes=2), "push")
+        evaluate(session, CONFIG, NOW + timedelta(minutes=2))
+        assert alert.state == "resolved"
+        assert alert.resolved_at is not None
+        assert alert.resolved_at >= alert.started_at
