@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session
 from monitor import __version__
 from monitor.api.deps import app_state, db_session
 from monitor.db.base import utcnow
-from monitor.status.feed import FeedEntry, feed_entries
+from monitor.status.feed import HISTORY, FeedEntry, feed_entries
 
 ATOM = "http://www.w3.org/2005/Atom"
 MEDIA_TYPE = "application/atom+xml"
@@ -79,12 +79,12 @@ def _entry(feed: ET.Element, entry: FeedEntry, base: str) -> None:
 
 def atom(entries: Sequence[FeedEntry], base: str, now: datetime) -> bytes:
     """The feed document (pure): ``entries`` as given, links under ``base`` (no trailing
-    slash); its ``updated`` is the newest entry's, or ``now`` when there is none."""
+    slash); its ``updated`` is ``last_change``."""
     feed = ET.Element("feed", {"xmlns": ATOM})
     _add(feed, "id", urn(f"feed {base}{PATH}"))
     _add(feed, "title", TITLE, type="text")
     _add(feed, "subtitle", "What slamon saw and what its operators announced.", type="text")
-    _add(feed, "updated", atom_time(max((e.updated for e in entries), default=now)))
+    _add(feed, "updated", atom_time(last_change(entries, now)))
     _add(feed, "link", rel="self", type=MEDIA_TYPE, href=base + PATH)
     _add(feed, "link", rel="alternate", type="text/html", href=base + "/")
     author = _add(feed, "author")
@@ -95,6 +95,14 @@ def atom(entries: Sequence[FeedEntry], base: str, now: datetime) -> bytes:
         _entry(feed, entry, base)
     document: bytes = ET.tostring(feed, encoding="utf-8", xml_declaration=True)
     return document
+
+
+def last_change(entries: Sequence[FeedEntry], now: datetime) -> datetime:
+    """When the feed last changed: its newest entry's ``updated``; with none, the start of the
+    UTC day ``HISTORY`` ago (nothing changed since, as far as the feed reaches), so an empty
+    feed keeps one ``updated`` and one ETag all day rather than a new one every second."""
+    quiet = (now - HISTORY).replace(hour=0, minute=0, second=0, microsecond=0)
+    return max((e.updated for e in entries), default=quiet)
 
 
 def base_url(request: Request) -> str:
@@ -130,7 +138,7 @@ def feed(request: Request, session: Annotated[Session, Depends(db_session)]) -> 
     now = utcnow()
     entries = feed_entries(session, app_state(request).config, now)
     body = atom(entries, base_url(request), now)
-    modified = max((e.updated for e in entries), default=now)
+    modified = last_change(entries, now)
     headers = {
         "ETag": etag(body),
         "Last-Modified": format_datetime(modified.astimezone(UTC), usegmt=True),

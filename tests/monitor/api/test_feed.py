@@ -230,7 +230,10 @@ def test_the_feed_keeps_the_newest_fifty_of_the_last_thirty_days() -> None:
     assert [e.key for e in kept] == [f"e{i}" for i in range(MAX_ENTRIES)]
 
 
-def test_an_empty_feed_is_still_a_valid_one() -> None:
-    now = datetime(2026, 11, 30, tzinfo=UTC)
+def test_an_empty_feed_is_still_a_valid_one_and_the_same_all_day() -> None:
+    now = datetime(2026, 11, 30, 9, 15, tzinfo=UTC)
     document = feedparser.parse(atom([], "https://s.example", now))
-    assert (document.bozo, document.feed.updated) == (0, "2026-11-30T00:00:00Z")
+    # nothing changed in the thirty days the feed reaches: since the start of that day
+    assert (document.bozo, document.feed.updated) == (0, "2026-10-31T00:00:00Z")
+    later = atom([], "https://s.example", now + timedelta(hours=14, minutes=44))
+    assert later == atom([], "https://s.example", now)  # one body, so one ETag, all day
