@@ -158,17 +158,19 @@ def sync_targets() -> int:
 
 @app.task(name="slamon.probes.rollup")
 def roll_up_results() -> int:
-    """Roll raw probe results into minute and hour buckets, then prune expired raw rows and
-    minute buckets; none of it holds a write transaction for long (``monitor.probes.rollup``)."""
+    """Roll raw probe results into minute and hour buckets, delete the routine raw rows of final
+    minutes (their bucket holds them), then prune expired raw rows and minute buckets; none of
+    it holds a write transaction for long (``monitor.probes.rollup``)."""
     from datetime import timedelta
 
     from monitor.db.base import utcnow
     from monitor.db.changes import prune_changes
-    from monitor.probes.rollup import prune_minutes, prune_raw, roll_up
+    from monitor.probes.rollup import compact_raw, prune_minutes, prune_raw, roll_up
 
     rt = runtime()
     now = utcnow()
     buckets = roll_up(rt.sessions, now)  # each step its own short transaction
+    compact_raw(rt.sessions, now)
     prune_raw(rt.sessions, now, timedelta(seconds=rt.config.probes.raw_retention))
     prune_minutes(rt.sessions, now, timedelta(seconds=rt.config.probes.minute_retention))
     with rt.transaction() as session:

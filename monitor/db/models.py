@@ -23,6 +23,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -267,14 +268,26 @@ class TargetState(Base):
 
 
 class ProbeResult(Base):
-    """One raw probe; kept for the retention period, then only rollups remain."""
+    """One raw probe, or (once its minute is final) only the probes worth keeping whole.
+
+    A ``routine`` row is a success that repeats the one before it at its vantage (both series up
+    and confirmed, no error): its minute's rollup row holds it (count and latency digest), and
+    ``monitor.probes.rollup.compact_raw`` deletes it once that minute is final. Every failure,
+    unknown and first success after them stays whole for ``raw_retention``: the evidence a
+    credit claim cites. Rows so live for minutes, not for the retention, and no longer lie on disk
+    in time order: the time index is a B-tree on both databases (migration 0015)."""
 
     __tablename__ = "probe_results"
     __table_args__ = (
         Index("ix_probe_results_target_at", "target_id", "at"),
-        # Rows arrive in time order, so on PostgreSQL a BRIN index serves the time-range scans
-        # (rollup, pruning) at a few kilobytes in all, where a B-tree costs ~25 bytes a row.
-        Index("ix_probe_results_at", "at", postgresql_using="brin"),
+        Index("ix_probe_results_at", "at"),
+        # what compaction deletes, and nothing else: empty but for the last few minutes
+        Index(
+            "ix_probe_results_routine_at",
+            "at",
+            sqlite_where=text("routine"),
+            postgresql_where=text("routine"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True)
@@ -288,6 +301,7 @@ class ProbeResult(Base):
     error_kind: Mapped[str | None] = mapped_column(String(32))
     error: Mapped[str | None] = mapped_column(Text)
     detail: Mapped[dict[str, Any] | None] = mapped_column()
+    routine: Mapped[bool | None] = mapped_column(Boolean)  # None on rows kept whole
 
 
 class ProbeRollup(Base):

@@ -34,7 +34,7 @@ from monitor.probes.quorum import (
     apply_quorum,
     told,
 )
-from monitor.probes.state import Streak, advance
+from monitor.probes.state import UP, Streak, advance
 
 # what a usable state keeps of a result's detail for the next judgement: the GPU counters, and
 # for pushed readings the verdict on the last one judged (probes/gpus/pushed.py)
@@ -152,7 +152,11 @@ def _probe_target(row: Row[Any], state_detail: dict[str, Any]) -> ProbeTarget:
     )
 
 
-def result_rows(vantage: str, results: Iterable[ProbeResult]) -> list[dict[str, Any]]:
+def result_rows(
+    vantage: str, results: Sequence[ProbeResult], routine: frozenset[int] = frozenset()
+) -> list[dict[str, Any]]:
+    """The rows of ``results``; those at the positions in ``routine`` are marked routine (their
+    minute's rollup will hold them: :func:`routine_positions`)."""
     return [
         {
             "target_id": r.target_id,
@@ -165,8 +169,9 @@ def result_rows(vantage: str, results: Iterable[ProbeResult]) -> list[dict[str, 
             "error_kind": r.error_kind,
             "error": r.error,
             "detail": {"gpus_seen": r.gpus_seen} if r.gpus_seen is not None else None,
+            "routine": True if i in routine else None,
         }
-        for r in results
+        for i, r in enumerate(results)
     ]
 
 
@@ -203,9 +208,9 @@ def record_round(
     if not results:
         return RoundOutcome((), frozenset(), {})
     targets = _lock_targets(session, {r.target_id for r in results})
-    insert_results(session, result_rows(vantage, results))
     states = _load_states(session, targets, vantage, memory)
-    unconfirmed = _advance_streaks(states, targets, vantage, results, now)
+    unconfirmed, routine = _advance_streaks(states, targets, vantage, results, now)
+    insert_results(session, result_rows(vantage, results, routine))
     # a life that ended meanwhile is not observed past its end
     _extend_coverage(
         session, targets, [r for r in results if r.ok is not None and r.target_id in targets]
@@ -313,13 +318,21 @@ def _advance_streaks(
     vantage: str,
     results: Sequence[ProbeResult],
     now: datetime,
-) -> set[int]:
-    """Feed each result to its two series' streaks; the targets that need a quick re-probe."""
+) -> tuple[set[int], frozenset[int]]:
+    """Feed each result to its two series' streaks. Returns the targets that need a quick
+    re-probe, and the positions in ``results`` of the routine ones: a clean success at a
+    vantage that was up in both series and had succeeded on the probe before (it changes
+    nothing, confirms nothing a credit claim would cite; its minute's rollup counts it)."""
     unconfirmed: set[int] = set()
-    for result in sorted(results, key=lambda r: r.at):
+    routine: set[int] = set()
+    for position in sorted(range(len(results)), key=lambda i: results[i].at):
+        result = results[position]
         target = targets.get(result.target_id)
         if target is None or result.ok is None:
             continue  # retired meanwhile, or unknown (our own side failed): no verdict
+        series_rows = [states[(target.id, vantage, series)] for series in SERIES]
+        if _clean(result) and all(_up_on_a_success(row.streak) for row in series_rows):
+            routine.add(position)
         for series, ok in (("reachable", result.ok), ("usable", bool(result.usable_ok))):
             row = states[(target.id, vantage, series)]
             row.streak, _ = advance(
@@ -330,7 +343,25 @@ def _advance_streaks(
                 row.detail = {k: result.detail[k] for k in REMEMBERED if k in result.detail}
             if row.streak.unconfirmed:
                 unconfirmed.add(target.id)
-    return unconfirmed
+    return unconfirmed, frozenset(routine)
+
+
+def _up_on_a_success(streak: Streak) -> bool:
+    """Before a probe: the series is up and its last verdict was a success."""
+    return streak.state == UP and streak.successes > 0
+
+
+def _clean(result: ProbeResult) -> bool:
+    """A success with nothing to remember: reachable, usable where known, no error, not
+    degraded."""
+    return (
+        result.ok is True
+        and result.usable is not False
+        and result.error_kind is None
+        and result.error is None
+        and not result.degraded
+        and not result.causes
+    )
 
 
 def _write_states(

@@ -1,8 +1,13 @@
-"""Minute and hour rollups of raw probe results and their pruning: raw rows are kept
-``raw_retention``, minute rollups ``minute_retention`` (by default as long: they serve
-dashboards over the raw window, at ~12 bytes per probe), hour rollups for ever (what a month's
+"""Minute and hour rollups of raw probe results, compaction and pruning.
+
+A minute's rollup row is the compact record of its routine probes (successes that repeat the
+one before: ``ProbeResult.routine``): their count and latency digest (p50, p95, max). Once a
+minute is final (the rollup will not recompute it) :func:`compact_raw` deletes its routine raw
+rows; failures, unknowns and the first success after them stay whole for ``raw_retention``.
+Minute rollups are kept ``minute_retention`` (by default as long: they serve dashboards over
+the raw window, ~15 bytes per probe at a 5 s interval), hour rollups for ever (what a month's
 report and a year's trend need: under one byte per probe, bench/compare.py --only storage).
-Rolling up is idempotent: a bucket is recomputed, never added to."""
+Rolling up is idempotent: a bucket not yet final is recomputed, never added to."""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import Delete, Select, delete, func, select, text, tuple_
 from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.db.dialect import collected, floats_of, truncated, upsert_many
@@ -115,7 +120,7 @@ def _resume_from(session: Session, end: datetime) -> datetime | None:
 
 
 def _minutes(session: Session, start: datetime, end: datetime) -> list[Bucket]:
-    """The minute buckets of [start, end), in target and time order (~200 B each)."""
+    """The minute buckets of [start, end), in time and target order (~200 B each)."""
     r = ProbeResult
     minute = truncated(session, r.at, "minute")
     rows = session.execute(
@@ -129,7 +134,9 @@ def _minutes(session: Session, start: datetime, end: datetime) -> list[Bucket]:
         )
         .where(r.at >= start, r.at < end)
         .group_by(r.target_id, minute)
-        .order_by(r.target_id, minute)
+        # minute first: written in this order, the newest stored minute never passes one that
+        # a failed write left out, so the next run recomputes it before compaction can see it
+        .order_by(minute, r.target_id)
     )
     return [
         bucket_of(target_id, at, count, failures, unknown, floats_of(latencies))
@@ -220,30 +227,55 @@ def prune_raw(sessions: sessionmaker[Session], now: datetime, keep: timedelta) -
     return _delete_raw_before(sessions, cutoff)
 
 
+def compact_raw(sessions: sessionmaker[Session], now: datetime) -> int:
+    """Delete the routine raw rows of final minutes: those before the first minute the next
+    :func:`roll_up` would recompute (its rollup row holds them for good). How many."""
+    with reading(sessions) as session:
+        final = _resume_from(session, floor_to(now, MINUTE))
+    if final is None:
+        return 0
+    chunk = routine_before(final)
+    return _delete_in_chunks(sessions, delete(ProbeResult).where(ProbeResult.id.in_(chunk)))
+
+
+def routine_before(final: datetime) -> Select[tuple[int]]:
+    """The ids of up to ``STREAM_ROWS`` routine rows before ``final``, found through
+    ``ix_probe_results_routine_at`` (its predicate, word for word)."""
+    return select(ProbeResult.id).where(text("routine"), ProbeResult.at < final).limit(STREAM_ROWS)
+
+
 def prune_minutes(sessions: sessionmaker[Session], now: datetime, keep: timedelta) -> int:
-    """Delete minute rollups older than ``keep`` whose hours are already rolled up (one
-    transaction: a minute of them is one row per target)."""
-    with transaction(sessions) as session:
+    """Delete minute rollups older than ``keep`` whose hours are already rolled up,
+    ``STREAM_ROWS`` per transaction (a day of them is 1,440 rows per target)."""
+    with reading(sessions) as session:
         cutoff = _prune_cutoff(session, "hour", now, keep)
-        if cutoff is None:
-            return 0
-        result = session.execute(
-            delete(ProbeRollup).where(
-                ProbeRollup.resolution == "minute", ProbeRollup.bucket_start < cutoff
-            )
-        )
-        return int(result.rowcount or 0)  # type: ignore[attr-defined]
+    if cutoff is None:
+        return 0
+    m = ProbeRollup
+    expired = (
+        select(m.target_id, m.resolution, m.bucket_start)
+        .where(m.resolution == "minute", m.bucket_start < cutoff)
+        .limit(STREAM_ROWS)
+    )
+    key = tuple_(m.target_id, m.resolution, m.bucket_start)
+    return _delete_in_chunks(sessions, delete(m).where(key.in_(expired)))
 
 
 def _delete_raw_before(sessions: sessionmaker[Session], cutoff: datetime) -> int:
-    """Delete raw results before ``cutoff``, ``STREAM_ROWS`` per transaction: a minute of them
-    at 3,000 targets a second is 180,000 rows, and one transaction deleting them would hold
-    SQLite's write lock as long as the rollup once did. How many."""
+    """Delete raw results before ``cutoff``. How many."""
+    chunk = select(ProbeResult.id).where(ProbeResult.at < cutoff).limit(STREAM_ROWS)
+    return _delete_in_chunks(sessions, delete(ProbeResult).where(ProbeResult.id.in_(chunk)))
+
+
+def _delete_in_chunks(sessions: sessionmaker[Session], statement: Delete) -> int:
+    """Run ``statement`` (which deletes at most ``STREAM_ROWS`` rows) in transactions of its own
+    until it deletes fewer: a minute of raw rows at 3,000 targets a second is 180,000 rows, and
+    one transaction deleting them would hold SQLite's write lock for seconds, stalling every
+    probe round behind it. How many in all."""
     deleted = 0
     while True:
-        chunk = select(ProbeResult.id).where(ProbeResult.at < cutoff).limit(STREAM_ROWS)
         with transaction(sessions) as session:
-            result = session.execute(delete(ProbeResult).where(ProbeResult.id.in_(chunk)))
+            result = session.execute(statement)
         removed = int(result.rowcount or 0)  # type: ignore[attr-defined]
         deleted += removed
         if removed < STREAM_ROWS:

@@ -170,3 +170,69 @@ def test_a_round_recorded_after_its_target_was_retired_opens_no_outage(session: 
     assert session.scalars(select(Outage).where(Outage.target_id == tid)).all() == []
     stored = session.scalars(select(ResultRow.ok).where(ResultRow.target_id == tid))
     assert list(stored) == [True, False, False]
+
+
+def test_only_successes_that_repeat_the_one_before_are_routine(session: Session) -> None:
+    """The compact record's mark (ProbeResult.routine): the first success ever, every failure,
+    unknown, unusable or degraded probe and the first success after them are kept whole; a
+    clean success after a success at the same vantage, with the target up, is routine."""
+    tid = target(session)
+    other = target(session, "gpu-b")
+    plan: list[tuple[str, ProbeResult]] = []
+    for i, ok in enumerate([True, True, True, False, True, True, None, True]):
+        plan.append(("eu", result(tid, T0 + timedelta(seconds=10 * i), ok)))
+    at = T0 + timedelta(seconds=80)
+    plan += [
+        ("eu", ProbeResult(tid, "gpu-a", at, True, usable=False)),  # reachable, not usable
+        ("eu", result(tid, at + timedelta(seconds=10), True)),
+        ("eu", result(tid, at + timedelta(seconds=20), True)),
+        ("eu", ProbeResult(tid, "gpu-a", at + timedelta(seconds=30), True, degraded=True)),
+        ("us", result(tid, at + timedelta(seconds=30), True)),  # another vantage starts afresh
+        ("us", result(tid, at + timedelta(seconds=40), True)),
+        ("eu", result(other, at + timedelta(seconds=40), True)),
+    ]
+    for vantage, probe in plan:
+        record_round(session, vantage, [probe], now=probe.at)
+    rows = session.execute(
+        select(ResultRow.target_id, ResultRow.vantage, ResultRow.routine).order_by(ResultRow.id)
+    )
+    assert [(t == tid, v, bool(r)) for t, v, r in rows] == [
+        (True, "eu", False),  # the first success
+        (True, "eu", True),
+        (True, "eu", True),
+        (True, "eu", False),  # a failure
+        (True, "eu", False),  # the first success after it
+        (True, "eu", True),
+        (True, "eu", False),  # unknown
+        (True, "eu", True),  # an unknown moves no streak: the success before still counts
+        (True, "eu", False),  # not usable
+        (True, "eu", False),  # usable again
+        (True, "eu", True),
+        (True, "eu", False),  # degraded
+        (True, "us", False),
+        (True, "us", True),
+        (False, "eu", False),
+    ]
+
+
+def test_a_success_still_confirming_a_recovery_is_kept_whole(session: Session) -> None:
+    cfg = TargetConfig.model_validate(
+        {
+            "name": "slow-to-trust",
+            "kind": "http",
+            "url": "http://10.0.0.2/",
+            "interval": 10,
+            "confirmations": 1,
+            "recovery_confirmations": 3,
+        }
+    )
+    row = upsert_target(session, cfg, "config")
+    session.flush()
+    tid = row.id
+    outcomes = [True, False, True, True, True, True]
+    for i, ok in enumerate(outcomes):
+        at = T0 + timedelta(seconds=10 * i)
+        record_round(session, "eu", [result(tid, at, ok)], now=at)
+    routine = session.scalars(select(ResultRow.routine).order_by(ResultRow.id))
+    # down after the failure; up again at the third success, which confirms it: kept whole
+    assert [bool(r) for r in routine] == [False, False, False, False, False, True]

@@ -10,12 +10,15 @@ from sqlalchemy import event, func, insert, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.config.models import TargetConfig
-from monitor.db.engine import make_engine, make_sessionmaker
+from monitor.db.engine import make_engine, make_sessionmaker, transaction
 from monitor.db.migrate import upgrade
 from monitor.db.models import ProbeResult, ProbeRollup
+from monitor.probes.model import ProbeResult as Probe
+from monitor.probes.record import record_round
 from monitor.probes.rollup import (
     STREAM_ROWS,
     bucket_of,
+    compact_raw,
     prune_minutes,
     prune_raw,
     roll_up,
@@ -241,3 +244,140 @@ def test_the_rollup_and_the_pruning_leave_sqlite_writable_for_other_writers(tmp_
     rows = 4 * minutes
     assert pruned == rows - 4  # all but the last rolled-up minute's four
     assert len(deletes) == 2  # STREAM_ROWS, then the rest, each in a transaction of its own
+
+
+def _buckets(session: Session) -> list[tuple[object, ...]]:
+    session.expire_all()
+    return [
+        tuple(row)
+        for row in session.execute(
+            select(
+                ProbeRollup.resolution,
+                ProbeRollup.bucket_start,
+                ProbeRollup.count,
+                ProbeRollup.failures,
+                ProbeRollup.unknown,
+                ProbeRollup.latency_p50_ms,
+                ProbeRollup.latency_p95_ms,
+                ProbeRollup.latency_max_ms,
+            ).order_by(ProbeRollup.resolution, ProbeRollup.bucket_start)
+        )
+    ]
+
+
+def test_compaction_keeps_what_changed_and_leaves_every_bucket_as_it_was(
+    session: Session, sessions: sessionmaker[Session]
+) -> None:
+    """The compact record: once a minute is final, its routine rows go (its bucket holds their
+    count and latencies); failures, the unknown, the first success and the first after each
+    failure stay whole, and no bucket, minute or hour, changes when rolled up again."""
+    row = upsert_target(
+        session, TargetConfig(name="c", kind="http", url="http://h/", interval=10), "config"
+    )
+    session.flush()
+    start = datetime(2026, 10, 31, 23, 55, tzinfo=UTC)
+    outcome = {12: False, 13: False, 30: None}  # probe number: not a success
+    for i in range(60):  # ten minutes, one probe every ten seconds
+        at = start + timedelta(seconds=10 * i)
+        ok = outcome.get(i, True)
+        probe = Probe(
+            row.id,
+            "c",
+            at,
+            ok,
+            latency_ms=float(i % 7) if ok else None,
+            error_kind=None if ok else "connect",
+        )
+        with transaction(sessions) as db:
+            record_round(db, "eu", [probe], now=at)
+    now = start + timedelta(minutes=10, seconds=5)
+    roll_up(sessions, now)
+    before = _buckets(session)
+    deleted = compact_raw(sessions, now)
+    kept = session.execute(
+        select(ProbeResult.at, ProbeResult.ok, ProbeResult.routine).order_by(ProbeResult.at)
+    ).all()
+    final = start + timedelta(minutes=8)  # 00:05 less the two minutes late rows may take
+    whole = [(at.astimezone(UTC), ok) for at, ok, routine in kept if not routine]
+    assert whole == [
+        (start, True),  # the first success
+        (start + timedelta(seconds=120), False),
+        (start + timedelta(seconds=130), False),
+        (start + timedelta(seconds=140), True),  # recovering
+        (start + timedelta(seconds=150), True),  # the second success confirms it
+        (start + timedelta(seconds=300), None),
+    ]
+    assert all(at.astimezone(UTC) >= final for at, _, routine in kept if routine)
+    assert deleted == 48 - len(whole)  # the 48 probes before 00:03, less those kept whole
+    assert _buckets(session) == before
+    roll_up(sessions, now)  # the next run recomputes only what is not final
+    roll_up(sessions, now + timedelta(hours=1))  # and the hours from the minutes
+    after = _buckets(session)
+    assert [b for b in after if b[0] == "minute"] == [b for b in before if b[0] == "minute"]
+    assert sum(b[2] for b in after if b[0] == "minute") == 60
+    assert [b[2] for b in after if b[0] == "hour"] == [30, 30]  # 23:00 and 00:00, every probe
+
+
+def test_a_day_of_minute_rollups_is_pruned_a_chunk_per_transaction(tmp_path: Path) -> None:
+    """Pruning the oldest day at full retention deletes 1,440 minute rows per target: in
+    transactions of STREAM_ROWS rows, so a probe round waits for one chunk, never the day."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'slamon.db'}")
+    upgrade(engine)
+    sessions = make_sessionmaker(engine)
+    day = datetime(2026, 11, 1, tzinfo=UTC)
+    with sessions() as session, session.begin():
+        ids = [
+            upsert_target(session, TargetConfig(name=f"p{i}", kind="http", url="http://h/"), "x")
+            for i in range(4)
+        ]
+        session.flush()
+        minute_rows = [
+            {
+                "target_id": t.id,
+                "resolution": "minute",
+                "bucket_start": day + timedelta(minutes=m),
+                "count": 12,
+                "failures": 0,
+                "unknown": 0,
+            }
+            for t in ids
+            for m in range(1440)
+        ]
+        hour_rows = [
+            {**r, "resolution": "hour", "count": 720}
+            for r in minute_rows
+            if r["bucket_start"].minute == 0
+        ]
+        session.execute(insert(ProbeRollup), minute_rows + hour_rows)
+        session.execute(  # the next day's first hour is rolled up: the whole day may go
+            insert(ProbeRollup),
+            [
+                {
+                    "target_id": t.id,
+                    "resolution": "hour",
+                    "bucket_start": day + timedelta(days=1),
+                    "count": 720,
+                    "failures": 0,
+                    "unknown": 0,
+                }
+                for t in ids
+            ],
+        )
+    deletes: list[str] = []
+
+    def count(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
+        if statement.startswith("DELETE FROM probe_rollups"):
+            deletes.append(statement)
+
+    event.listen(engine, "after_cursor_execute", count)
+    try:
+        pruned = prune_minutes(sessions, day + timedelta(days=15), timedelta(days=14))
+        with sessions() as session:
+            left = session.scalar(select(func.count()).where(ProbeRollup.resolution == "minute"))
+            hours = session.scalar(select(func.count()).where(ProbeRollup.resolution == "hour"))
+    finally:
+        engine.dispose()
+    assert pruned == 4 * 1440
+    assert left == 0
+    assert hours == 4 * 25  # hours are kept for ever
+    assert len(deletes) == 4 * 1440 // STREAM_ROWS + 1

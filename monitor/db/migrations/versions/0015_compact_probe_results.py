@@ -1,0 +1,51 @@
+"""compact probe records: ``probe_results.routine`` and the indexes compaction needs
+
+A routine row is a success that repeats the one before it at its vantage; its minute's rollup
+holds it, and the rollup deletes it once that minute is final (``monitor.probes.rollup``). So
+raw rows live minutes, not the raw retention, but for failures, unknowns and the first success
+after them, kept whole. The partial index lists exactly the rows compaction deletes. Rows no
+longer lie on disk in time order (deleted space is reused), which a BRIN index needs: on
+PostgreSQL the time index becomes a B-tree again (0004 made it BRIN), small now that the table
+holds minutes of rows. Existing rows are not marked routine: they age out at the raw retention.
+
+Revision ID: 0015
+Revises: 0014
+Create Date: 2026-12-08 09:00:00
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0015"
+down_revision: str | None = "0014"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+TABLE = "probe_results"
+
+
+def upgrade() -> None:
+    op.add_column(TABLE, sa.Column("routine", sa.Boolean(), nullable=True))
+    op.create_index(
+        "ix_probe_results_routine_at",
+        TABLE,
+        ["at"],
+        sqlite_where=sa.text("routine"),
+        postgresql_where=sa.text("routine"),
+    )
+    if op.get_bind().dialect.name == "postgresql":
+        op.drop_index("ix_probe_results_at", table_name=TABLE)
+        op.create_index("ix_probe_results_at", TABLE, ["at"])
+
+
+def downgrade() -> None:
+    if op.get_bind().dialect.name == "postgresql":
+        op.drop_index("ix_probe_results_at", table_name=TABLE)
+        op.create_index("ix_probe_results_at", TABLE, ["at"], postgresql_using="brin")
+    op.drop_index("ix_probe_results_routine_at", table_name=TABLE)
+    with op.batch_alter_table(TABLE) as batch:
+        batch.drop_column("routine")
