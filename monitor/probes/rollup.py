@@ -238,7 +238,7 @@ def compact_raw(sessions: sessionmaker[Session], now: datetime) -> int:
     return _delete_in_chunks(sessions, delete(ProbeResult).where(ProbeResult.id.in_(chunk)))
 
 
-def routine_before(final: datetime) -> Select[tuple[int]]:
+def routine_before(final: datetime) -> Select[int]:
     """The ids of up to ``STREAM_ROWS`` routine rows before ``final``, found through
     ``ix_probe_results_routine_at`` (its predicate, word for word)."""
     return select(ProbeResult.id).where(text("routine"), ProbeResult.at < final).limit(STREAM_ROWS)
