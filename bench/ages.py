@@ -85,6 +85,7 @@ from measure import (
     tree,
     wait_for,
 )
+from probe_tape import ProbeTape, window_start
 
 from monitor.db.engine import make_engine, make_sessionmaker
 
@@ -416,6 +417,8 @@ def measure_slamon(
             groups["redis_server_shared"] = named("redis-server")
         meter, trace = Meter(groups), RssTrace(running.select())
         disk_before, start = slamon_disk(age.database_url), datetime.now(UTC)
+        tape = ProbeTape(engine, window_start(start, interval))  # read before compaction
+        tape.start()
         meter.start()
         trace.start()
         time.sleep(args.window)
@@ -423,7 +426,8 @@ def measure_slamon(
         disk_after = slamon_disk(age.database_url)
         running.check_alive()
         time.sleep(SETTLE_S)
-        times = slamon_side.probe_times(engine, start - timedelta(seconds=3 * interval), end)
+        tape.stop()
+        times = tape.times(window_start(start, interval), end)
     engine.dispose()
     executed, late = count_window(times, start.timestamp(), end.timestamp(), interval)
     window = (end - start).total_seconds()
@@ -557,6 +561,8 @@ def prune_check(age: Age, args: argparse.Namespace) -> dict[str, Any]:
     with Slamon(args.backend, age.database_url, pruning_config, age.folder, args.api_port,
                 args.redis_url, age.shape.vantage) as running:  # fmt: skip
         started = datetime.now(UTC)
+        tape = ProbeTape(engine, window_start(started, interval))
+        tape.start()
         seen = _wait_pruned(engine, running, first_target, started - keep, args.prune_timeout)
         while (stats := _rollup_stats(engine)) is None or stats[2] < seen:
             running.check_alive()  # the rollup run that pruned is still at its minute rollups
@@ -570,9 +576,10 @@ def prune_check(age: Age, args: argparse.Namespace) -> dict[str, Any]:
         )
         time.sleep(max(0.0, (after[1] - datetime.now(UTC)).total_seconds()) + SETTLE_S)
         running.check_alive()
-    back = _first_probe_since(engine, started)
+        tape.stop()
+    back = _first_probe_since(tape, started)
     figures = {
-        name: slot_figures(engine, a, b, interval, age.shape.targets, back)
+        name: slot_figures(tape, a, b, interval, age.shape.targets, back)
         for name, (a, b) in (("during", pruning), ("after", after))
     }
     oldest_after = _oldest(engine, first_target)
@@ -588,7 +595,7 @@ def prune_check(age: Age, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def slot_figures(
-    engine: sa.Engine, a: datetime, b: datetime, interval: float, targets: int, back: datetime
+    tape: ProbeTape, a: datetime, b: datetime, interval: float, targets: int, back: datetime
 ) -> dict[str, Any]:
     """Slots in [a, b) as bench/soak.py counts them (from the gaps between a target's
     probes): executed, missed, late (a gap over 1.5 intervals) and drift. The gap across the
@@ -596,7 +603,7 @@ def slot_figures(
     service being down, not as missed."""
     import soak
 
-    times = probe_outcomes(engine, a - timedelta(seconds=1.5 * interval), b)
+    times = tape.outcomes(a - timedelta(seconds=1.5 * interval), b)
     f = soak.probe_figures(times, interval, [(a - timedelta(days=365), back)])
     epoch = {t: [at.timestamp() for at, _ in v if at >= back] for t, v in times.items()}
     executed, late = count_window(epoch, a.timestamp(), b.timestamp(), interval)
@@ -637,31 +644,9 @@ def _rows_before(engine: sa.Engine, cutoff: datetime) -> int:
         return int(c.execute(sa.select(sa.func.count()).where(R.at < cutoff)).scalar_one())
 
 
-def _first_probe_since(engine: sa.Engine, since: datetime) -> datetime:
-    from monitor.db.models import ProbeResult as R
-
-    with engine.connect() as c:
-        found = c.execute(sa.select(sa.func.min(R.at)).where(R.at >= since)).scalar_one()
-    return found or since
-
-
-def probe_outcomes(
-    engine: sa.Engine, start: datetime, end: datetime
-) -> dict[int, list[tuple[datetime, bool | None]]]:
-    """Each target's probes ``(at, ok)`` in [start, end), in time order (soak.probe_figures's
-    input, read through slamon's column types)."""
-    from monitor.db.models import ProbeResult as R
-
-    query = (
-        sa.select(R.target_id, R.at, R.ok)
-        .where(R.at >= start, R.at < end)
-        .order_by(R.target_id, R.at)
-    )
-    found: dict[int, list[tuple[datetime, bool | None]]] = {}
-    with engine.connect() as c:
-        for target_id, at, ok in c.execute(query):
-            found.setdefault(target_id, []).append((at, ok))
-    return found
+def _first_probe_since(tape: ProbeTape, since: datetime) -> datetime:
+    stamps = [v[0] for v in tape.times(since, datetime.now(UTC)).values() if v]
+    return datetime.fromtimestamp(min(stamps), UTC) if stamps else since
 
 
 def _first_target(engine: sa.Engine) -> int:

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from measure import (
     tree,
     wait_for,
 )
+from probe_tape import ProbeTape, window_start
 
 from monitor.db.engine import make_engine
 from monitor.db.models import ProbeResult
@@ -177,19 +178,6 @@ def probed_targets(engine: sa.Engine) -> int:
         return 0
 
 
-def probe_times(engine: sa.Engine, since: datetime, until: datetime) -> dict[int, list[float]]:
-    """Probe times (epoch s) per target in [since, until)."""
-    query = sa.select(ProbeResult.target_id, ProbeResult.at).where(
-        ProbeResult.at >= since,
-        ProbeResult.at < until,
-    )
-    times: dict[int, list[float]] = {}
-    with engine.connect() as c:
-        for target_id, at in c.execute(query):
-            times.setdefault(target_id, []).append(at.timestamp())
-    return times
-
-
 def meter_groups(run: SlamonRun) -> dict[str, Any]:
     assert run.process is not None
     groups = {"slamon": tree(run.process.pid)}
@@ -225,11 +213,14 @@ def probe_cost(
         time.sleep(warmup_s)
         meter = Meter(meter_groups(run))
         start = datetime.now(UTC)
+        tape = ProbeTape(engine, window_start(start, interval_s))  # read before compaction
+        tape.start()
         meter.start()
         time.sleep(window_s)
         readings, end = meter.stop(), datetime.now(UTC)
         time.sleep(3.0)  # results land after their probe time
-        times = probe_times(engine, start - timedelta(seconds=3 * interval_s), end)
+        tape.stop()
+        times = tape.times(window_start(start, interval_s), end)
         engine.dispose()
     window = (end - start).total_seconds()
     executed, late = count_window(times, start.timestamp(), end.timestamp(), interval_s)

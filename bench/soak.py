@@ -23,7 +23,8 @@ deposed leader's; repeated: a slot run already), and whether both APIs answered 
 
     .venv/bin/python bench/soak.py --ha --targets 1000 --duration 1800 --fault-every 300
 
-Printed at the end: probes scheduled vs executed (from ``probe_results``) and missed slots,
+Printed at the end: probes scheduled vs executed (from ``probe_results``, read as they land:
+bench/probe_tape.py) and missed slots,
 schedule drift p50/p99/max (gap between consecutive probes of a target minus the interval),
 RSS at start and end of each process, alerts expected vs delivered (unique Idempotency-Keys,
 signatures verified), duplicates the receiver dropped. The database ``slamon_soak`` and Redis
@@ -56,6 +57,7 @@ sys.path.insert(0, str(ROOT))
 
 import redis
 import sqlalchemy as sa
+from probe_tape import ProbeTape
 
 from monitor.alerts.channels.webhook import SIGNATURE_HEADER, verify_signature
 
@@ -416,26 +418,10 @@ def wait_for_first_probes(engine: sa.Engine, timeout: float) -> datetime:
     raise SystemExit("no probe results after the warm-up; see the logs in the work folder")
 
 
-def first_probe_after(engine: sa.Engine, moment: datetime) -> datetime:
+def first_probe_after(tape: ProbeTape, moment: datetime) -> datetime:
     """When the restarted worker stored its first probe (the end of its outage)."""
-    query = sa.text("SELECT min(at) FROM probe_results WHERE at > :moment")
-    with engine.connect() as connection:
-        first = connection.execute(query, {"moment": moment}).scalar()
-    return first or datetime.now(UTC)
-
-
-def probe_times(
-    engine: sa.Engine, start: datetime, end: datetime
-) -> dict[int, list[tuple[datetime, bool | None]]]:
-    query = sa.text(
-        "SELECT target_id, at, ok FROM probe_results WHERE at >= :start AND at < :end "
-        "ORDER BY target_id, at"
-    )
-    times: dict[int, list[tuple[datetime, bool | None]]] = defaultdict(list)
-    with engine.connect() as connection:
-        for target_id, at, ok in connection.execute(query, {"start": start, "end": end}):
-            times[target_id].append((at, ok))
-    return times
+    stamps = [t for v in tape.times(moment, datetime.now(UTC)).values() for t in v[:1]]
+    return datetime.fromtimestamp(min(stamps), UTC) if stamps else datetime.now(UTC)
 
 
 # --------------------------------------------------------------------------- the run
@@ -582,6 +568,9 @@ def soak(
     expected_targets: set[str] = set()
     kills: list[datetime] = []
     opened, opened_at = time.monotonic(), datetime.now(UTC)
+    # the rollup deletes routine rows minutes after their probe: read them as they land
+    tape = ProbeTape(engine, opened_at)
+    tape.start()
     pending = list(plan)
     restart_at: float | None = None
     receiver_back_at: float | None = None
@@ -645,8 +634,9 @@ def soak(
         time.sleep(2)
     for _, process in restarts:
         process.start()
-    times = probe_times(engine, opened_at, closed_at)
-    down = [(k, first_probe_after(engine, k + timedelta(seconds=RESTART_AFTER_S))) for k in kills]
+    tape.stop()
+    times = tape.outcomes(opened_at, closed_at)
+    down = [(k, first_probe_after(tape, k + timedelta(seconds=RESTART_AFTER_S))) for k in kills]
     if args.ha:  # the window a kill may cost: until the other worker leads, plus an interval
         down = [(t.killed_at, t.killed_at + timedelta(seconds=t.seconds + args.interval))
                 for t in takeovers]  # fmt: skip

@@ -58,6 +58,11 @@ class Deployment:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def database_url(self) -> str:
+        """The database the processes write (``./slamon.db`` on the embedded default)."""
+        return self.env.get("SLAMON_DATABASE_URL") or f"sqlite:///{self.root / 'slamon.db'}"
+
     # ------------------------------------------------------------------ commands
 
     def command(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

@@ -63,7 +63,8 @@ def test_compaction_finds_its_rows_through_the_partial_index(engine: Engine) -> 
             )
             # rows are deleted within minutes and their space reused: not in time order, so
             # not BRIN (migration 0015)
-            assert kind is not None and "USING btree" in kind
+            assert kind is not None
+            assert "USING btree" in kind
         else:
             plan = "\n".join(
                 row[-1] for row in connection.execute(text(f"EXPLAIN QUERY PLAN {sql}"))
