@@ -306,7 +306,10 @@ class ProbeResult(Base):
 
 class ProbeRollup(Base):
     """Per-minute and per-hour aggregates of probe results: minute rows are pruned after
-    ``probes.minute_retention`` (14 days by default, as raw rows), hour rows kept for ever."""
+    ``probes.minute_retention`` (14 days by default, as raw rows), hour rows kept for ever.
+    A minute row is also the compact record of its routine probes (``ProbeResult.routine``).
+    On SQLite the table is its primary key's B-tree (``WITHOUT ROWID``, migration 0015): no
+    rowid, and no second copy of the key in an index of its own, a quarter of each row."""
 
     __tablename__ = "probe_rollups"
     __table_args__ = (
@@ -317,6 +320,7 @@ class ProbeRollup(Base):
             "bucket_start",
             postgresql_include=["target_id", "count", "failures", "unknown", "latency_p95_ms"],
         ),
+        {"sqlite_with_rowid": False},
     )
 
     target_id: Mapped[int] = mapped_column(

@@ -45,6 +45,45 @@ def test_migrations_go_down_to_nothing_and_up_again(kind: str, tmp_path: object)
         engine.dispose()
 
 
+def test_sqlite_stores_rollups_in_their_key_without_a_rowid(tmp_path: object) -> None:
+    """The minute rollups hold most probes now: on SQLite no rowid and no second copy of the
+    key (migration 0015), and a downgrade gives the rowid table back with its rows."""
+    from pathlib import Path
+
+    from alembic import command
+    from sqlalchemy import text
+    from sqlalchemy.orm import Session
+
+    from monitor.config.models import TargetConfig
+    from monitor.db.models import ProbeRollup
+    from monitor.targets import upsert_target
+
+    engine = make_engine(f"sqlite:///{Path(str(tmp_path)) / 'r.db'}")
+    try:
+        upgrade(engine)
+        with Session(engine) as session, session.begin():
+            target = upsert_target(
+                session, TargetConfig(name="t", kind="http", url="http://h/"), "config"
+            )
+            session.flush()
+            session.add(
+                ProbeRollup(target_id=target.id, resolution="minute", bucket_start=datetime(
+                    2026, 12, 1, tzinfo=UTC), count=12, failures=1, unknown=0)
+            )  # fmt: skip
+        ddl = "SELECT sql FROM sqlite_master WHERE name = 'probe_rollups'"
+        with engine.connect() as c:
+            assert "WITHOUT ROWID" in c.scalar(text(ddl))
+        with engine.begin() as c:
+            command.downgrade(alembic_config(c), "0014")
+        with engine.connect() as c:
+            assert "WITHOUT ROWID" not in c.scalar(text(ddl))
+            assert c.scalar(text("SELECT count FROM probe_rollups")) == 12
+        upgrade(engine)
+        assert schema_drift(engine) == []
+    finally:
+        engine.dispose()
+
+
 def test_compaction_finds_its_rows_through_the_partial_index(engine: Engine) -> None:
     """Compaction deletes routine rows older than a minute: the index lists only them, so the
     kept rows of two weeks are never scanned to find them (each database's planner says so)."""

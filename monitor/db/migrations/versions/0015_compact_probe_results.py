@@ -8,6 +8,10 @@ longer lie on disk in time order (deleted space is reused), which a BRIN index n
 PostgreSQL the time index becomes a B-tree again (0004 made it BRIN), small now that the table
 holds minutes of rows. Existing rows are not marked routine: they age out at the raw retention.
 
+Minute rollups are now the record of most probes; on SQLite ``probe_rollups`` becomes a
+``WITHOUT ROWID`` table (its rows stored in its primary key's B-tree: no rowid and no separate
+key index, 173 → 132 bytes a row), rebuilt by a batch copy.
+
 Revision ID: 0015
 Revises: 0014
 Create Date: 2026-12-08 09:00:00
@@ -40,12 +44,24 @@ def upgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
         op.drop_index("ix_probe_results_at", table_name=TABLE)
         op.create_index("ix_probe_results_at", TABLE, ["at"])
+    else:
+        _rebuild_rollups(with_rowid=False)
 
 
 def downgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
         op.drop_index("ix_probe_results_at", table_name=TABLE)
         op.create_index("ix_probe_results_at", TABLE, ["at"], postgresql_using="brin")
+    else:
+        _rebuild_rollups(with_rowid=True)
     op.drop_index("ix_probe_results_routine_at", table_name=TABLE)
     with op.batch_alter_table(TABLE) as batch:
         batch.drop_column("routine")
+
+
+def _rebuild_rollups(*, with_rowid: bool) -> None:
+    """SQLite: copy ``probe_rollups`` into a table of the other kind (its indexes with it)."""
+    with op.batch_alter_table(
+        "probe_rollups", recreate="always", table_kwargs={"sqlite_with_rowid": with_rowid}
+    ):
+        pass
