@@ -783,11 +783,14 @@ def _indented(text: str) -> None:
 
 
 def check_disk(shape: ages_seed.Shape, args: argparse.Namespace) -> None:
-    """Refuse, in one line, a seeding the disk under --work cannot hold (170 bytes a probe on
-    SQLite, with rollups; PostgreSQL's data directory is not checked)."""
+    """Refuse, in one line, a seeding the disk under --work cannot hold (on SQLite: a minute
+    rollup row of ~150 bytes per target and minute, and an hour of raw rows at ~170 bytes a
+    probe before compaction deletes the routine ones; PostgreSQL's data directory is not
+    checked)."""
     if args.backend != "sqlite":
         return
-    need = shape.targets * shape.slots() * 170 * 1.2
+    minutes = shape.age.total_seconds() / 60
+    need = shape.targets * (minutes * 150 + 3600 / shape.interval_s * 170) * 1.2
     free = shutil.disk_usage(args.work).free
     if need > free:
         raise SystemExit(
