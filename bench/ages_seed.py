@@ -17,9 +17,11 @@ What the running service writes, and how it is written here:
   re-probe), each a connect error, an HTTP 503 or a timeout stored as the probe stores them;
   they, the first success after them and each target's first probe are kept whole (not
   routine), as the recorder keeps them.
-- ``probe_rollups``: slamon's own ``roll_up`` after each hour is written, then slamon's own
-  ``compact_raw`` deletes the routine rows of the final minutes, as the service does every
-  minute (so the pages freed and reused interleave as they would).
+- ``probe_rollups``: slamon's own ``roll_up`` after each five minutes are written, then slamon's
+  own ``compact_raw`` deletes the routine rows of the final minutes, as the service does every
+  minute (so the pages freed and reused interleave as they would, and the raw table's high-water
+  mark is minutes of rows, as the service's); on PostgreSQL a ``VACUUM probe_results`` after
+  each, as autovacuum does with the thresholds migration 0015 gives the table.
 - ``outages`` (reachable and usable, as an http target has both), ``alerts`` (one
   ``target_down`` per target that ever went down, resolved) and ``deliveries`` (firing and
   resolved to the config's webhook channel, delivered; payloads are slamon's own
@@ -67,7 +69,9 @@ from monitor.probes.schedule import GOLDEN
 from monitor.targets import sync_config_targets
 
 US = 1_000_000
-CHUNK = timedelta(hours=1)  # raw rows generated per statement (and rolled up after)
+# raw rows generated per statement, then rolled up and compacted: five minutes, so the raw
+# table never holds more than the service's would (it deletes routine rows minutes after)
+CHUNK = timedelta(minutes=5)
 RETRY_S = 1.0  # probes.retry_interval in the benchmark's config
 TICK_S = 30  # schedule.tick: one monitor_ticks row per vantage per bucket
 SLOT_DELAY_US = (1_000, 4_000)  # a probe's time is a few ms after its slot, as measured
@@ -334,11 +338,12 @@ def _raw(
     statement = sa.text(RAW_POSTGRES if postgres else RAW_SQLITE)
     low, high = SLOT_DELAY_US
     start_us, end_us = int(shape.start.timestamp() * US), int(shape.end.timestamp() * US)
-    rows, hours = 0, math.ceil(shape.age / CHUNK)
+    rows, chunks = 0, math.ceil(shape.age / CHUNK)
+    per_day = int(timedelta(days=1) / CHUNK)
     began = time.perf_counter()
     pending = list(episodes)
     chunk_us = int(CHUNK.total_seconds() * US)
-    for hour, lo in enumerate(range(start_us, end_us, chunk_us), 1):
+    for n, lo in enumerate(range(start_us, end_us, chunk_us), 1):
         hi = min(lo + chunk_us, end_us)
         params = {
             "k0": lo // step - 1,
@@ -358,7 +363,7 @@ def _raw(
             if not postgres:  # the driver's rowcount is -1 for SQLite's INSERT … WITH
                 written = int(c.execute(sa.text("SELECT changes()")).scalar_one())
             rows += written
-            if hour == 1:  # each target's first probe is kept whole
+            if n == 1:  # each target's first probe is kept whole
                 c.execute(
                     sa.text(
                         "UPDATE probe_results SET routine = NULL WHERE id IN "
@@ -372,11 +377,15 @@ def _raw(
             c.commit()
         roll_up(sessions, _dt(hi))
         compact_raw(sessions, _dt(hi))
-        if hour % 24 == 0 or hour == hours:
+        if postgres:  # what autovacuum does within a minute or two (migration 0015)
+            with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
+                c.execute(sa.text("VACUUM probe_results"))
+        if n % per_day == 0 or n == chunks:
             elapsed = time.perf_counter() - began
             say(
-                f"  raw rows {rows:>13,}  {hour:>4}/{hours} h  {elapsed:7.0f} s  "
-                f"eta {elapsed / hour * (hours - hour):6.0f} s"
+                f"  raw rows {rows:>13,}  {n * CHUNK / timedelta(hours=1):>6.0f}/"
+                f"{chunks * CHUNK / timedelta(hours=1):.0f} h  {elapsed:7.0f} s  "
+                f"eta {elapsed / n * (chunks - n):6.0f} s"
             )
     with engine.begin() as c:
         c.execute(sa.text("DROP TABLE seed_phases"))

@@ -104,6 +104,14 @@ def test_compaction_finds_its_rows_through_the_partial_index(engine: Engine) -> 
             # not BRIN (migration 0015)
             assert kind is not None
             assert "USING btree" in kind
+            # and autovacuum frees them by their number, not a fifth of two weeks' kept rows
+            options = connection.scalar(
+                text("SELECT reloptions FROM pg_class WHERE relname = 'probe_results'")
+            )
+            assert set(options) == {
+                "autovacuum_vacuum_scale_factor=0",
+                "autovacuum_vacuum_threshold=20000",
+            }
         else:
             plan = "\n".join(
                 row[-1] for row in connection.execute(text(f"EXPLAIN QUERY PLAN {sql}"))

@@ -6,7 +6,8 @@ raw rows live minutes, not the raw retention, but for failures, unknowns and the
 after them, kept whole. The partial index lists exactly the rows compaction deletes. Rows no
 longer lie on disk in time order (deleted space is reused), which a BRIN index needs: on
 PostgreSQL the time index becomes a B-tree again (0004 made it BRIN), small now that the table
-holds minutes of rows. Existing rows are not marked routine: they age out at the raw retention.
+holds minutes of rows, and autovacuum frees deleted rows by their number, not by a share of the
+table. Existing rows are not marked routine: they age out at the raw retention.
 
 Minute rollups are now the record of most probes; on SQLite ``probe_rollups`` becomes a
 ``WITHOUT ROWID`` table (its rows stored in its primary key's B-tree: no rowid and no separate
@@ -30,6 +31,12 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 TABLE = "probe_results"
+# Compaction deletes a minute of routine rows every minute (12,000 at 1,000 targets every 5 s).
+# PostgreSQL's default waits for dead rows to reach a fifth of the table, which the kept rows of
+# two weeks make hundreds of thousands: the table would swell by that much before its space is
+# reused. Counted in rows instead, autovacuum frees it every minute or two.
+VACUUM_SETTINGS = {"autovacuum_vacuum_scale_factor": "0", "autovacuum_vacuum_threshold": "20000"}
+VACUUM_WHEN = ", ".join(f"{k} = {v}" for k, v in VACUUM_SETTINGS.items())
 
 
 def upgrade() -> None:
@@ -44,12 +51,14 @@ def upgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
         op.drop_index("ix_probe_results_at", table_name=TABLE)
         op.create_index("ix_probe_results_at", TABLE, ["at"])
+        op.execute(f"ALTER TABLE {TABLE} SET ({VACUUM_WHEN})")
     else:
         _rebuild_rollups(with_rowid=False)
 
 
 def downgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
+        op.execute(f"ALTER TABLE {TABLE} RESET ({', '.join(VACUUM_SETTINGS)})")
         op.drop_index("ix_probe_results_at", table_name=TABLE)
         op.create_index("ix_probe_results_at", TABLE, ["at"], postgresql_using="brin")
     else:
