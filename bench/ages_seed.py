@@ -18,8 +18,8 @@ What the running service writes, and how it is written here:
   they, the first success after them and each target's first probe are kept whole (not
   routine), as the recorder keeps them.
 - ``probe_rollups``: slamon's own ``roll_up`` after each five minutes are written, then slamon's
-  own ``compact_raw`` deletes the routine rows of the final minutes, as the service does every
-  minute (so the pages freed and reused interleave as they would, and the raw table's high-water
+  own ``compact_raw`` moves the final minutes' kept rows into ``probe_evidence`` and deletes
+  the rest, as the service does every minute (so the pages freed and reused interleave as they would, and the raw table's high-water
   mark is minutes of rows, as the service's); on PostgreSQL a ``VACUUM probe_results`` after
   each, as autovacuum does with the thresholds migration 0015 gives the table.
 - ``outages`` (reachable and usable, as an http target has both), ``alerts`` (one
@@ -366,7 +366,7 @@ def _raw(
             if n == 1:  # each target's first probe is kept whole
                 c.execute(
                     sa.text(
-                        "UPDATE probe_results SET routine = NULL WHERE id IN "
+                        "UPDATE probe_results SET routine = false WHERE id IN "
                         "(SELECT min(id) FROM probe_results GROUP BY target_id)"
                     )
                 )
@@ -440,7 +440,7 @@ def _failures(
                 col.at >= sa.bindparam("a"),
                 col.at < sa.bindparam("b"),
             )
-            .values(ok=False, routine=None, **KINDS[kind])
+            .values(ok=False, routine=False, **KINDS[kind])
         )
         c.execute(stmt, batch)
     if recoveries:
@@ -451,7 +451,7 @@ def _failures(
                 col.at >= sa.bindparam("a"),
                 col.at < sa.bindparam("b"),
             )
-            .values(routine=None)
+            .values(routine=False)
         )
         c.execute(stmt, recoveries)
     if retries:
@@ -472,6 +472,7 @@ def _row(e: Episode, shape: Shape, at: datetime, ok: bool) -> dict[str, Any]:
         "error_kind": failure.get("error_kind"),
         "error": failure.get("error"),
         "detail": None,
+        "routine": False,  # a re-probe: kept whole
     }
 
 

@@ -16,6 +16,7 @@ from sqlalchemy import (
     cast,
     func,
     literal_column,
+    or_,
     select,
     type_coerce,
 )
@@ -67,18 +68,25 @@ def upsert_many(
     rows: Sequence[dict[str, Any]],
     conflict: Sequence[str],
     update: Sequence[str],
+    *,
+    changed_only: bool = False,
 ) -> None:
     """``upsert`` for many rows as one executemany of one compiled statement (a statement
     with hundreds of VALUES costs more to compile than to run). Rows must not collide with
-    each other on ``conflict``."""
+    each other on ``conflict``. ``changed_only``: a stored row whose ``update`` columns already
+    hold the values is left alone (on PostgreSQL an update writes a new row version and new
+    index entries even when nothing changed: dead rows and index bloat for nothing)."""
     if not rows:
         return
     table = model.__table__
-    stmt = _insert(session, model)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=list(conflict), set_={col: stmt.excluded[col] for col in update}
-    )
     assert isinstance(table, Table)
+    stmt = _insert(session, model)
+    changed = or_(*(table.c[col].is_distinct_from(stmt.excluded[col]) for col in update))
+    stmt = stmt.on_conflict_do_update(
+        index_elements=list(conflict),
+        set_={col: stmt.excluded[col] for col in update},
+        where=changed if changed_only else None,
+    )
     session.connection().execute(stmt, list(rows))
 
 

@@ -268,25 +268,28 @@ class TargetState(Base):
 
 
 class ProbeResult(Base):
-    """One raw probe, or (once its minute is final) only the probes worth keeping whole.
+    """One raw probe, for the minutes until its minute's rollup is final.
 
-    A ``routine`` row is a success that repeats the one before it at its vantage (both series up
-    and confirmed, no error): its minute's rollup row holds it (count and latency digest), and
-    ``monitor.probes.rollup.compact_raw`` deletes it once that minute is final. Every failure,
-    unknown and first success after them stays whole for ``raw_retention``: the evidence a
-    credit claim cites. Rows so live for minutes, not for the retention, and no longer lie on disk
-    in time order: the time index is a B-tree on both databases (migration 0015)."""
+    The recorder marks each row: ``routine`` (a success that repeats the one before at its
+    vantage: both series up and confirmed, no error) or not (a failure, an unknown, a first
+    success or a recovery: kept whole). Once its minute is final (the rollup will not recompute
+    it) ``monitor.probes.rollup.compact_raw`` copies the rows kept whole into
+    ``probe_evidence`` and deletes every row: the minute's rollup row holds the routine ones
+    (count and latency digest). So the table holds minutes of probes; its index pages empty
+    whole and are reused (a kept row left among deleted ones would pin its pages: migration
+    0015). ``routine`` is NULL on rows recorded before 0015: compaction leaves them to age out
+    at the raw retention."""
 
     __tablename__ = "probe_results"
     __table_args__ = (
         Index("ix_probe_results_target_at", "target_id", "at"),
         Index("ix_probe_results_at", "at"),
-        # what compaction deletes, and nothing else: empty but for the last few minutes
+        # what compaction takes, oldest first, and nothing recorded before 0015
         Index(
-            "ix_probe_results_routine_at",
+            "ix_probe_results_marked_at",
             "at",
-            sqlite_where=text("routine"),
-            postgresql_where=text("routine"),
+            sqlite_where=text("routine IS NOT NULL"),
+            postgresql_where=text("routine IS NOT NULL"),
         ),
     )
 
@@ -301,7 +304,32 @@ class ProbeResult(Base):
     error_kind: Mapped[str | None] = mapped_column(String(32))
     error: Mapped[str | None] = mapped_column(Text)
     detail: Mapped[dict[str, Any] | None] = mapped_column()
-    routine: Mapped[bool | None] = mapped_column(Boolean)  # None on rows kept whole
+    routine: Mapped[bool | None] = mapped_column(Boolean)
+
+
+class ProbeEvidence(Base):
+    """A probe kept whole for ``raw_retention``: every failure, unknown, first success and
+    recovery, moved here from ``probe_results`` once its minute's rollup is final (the
+    evidence a credit claim cites; routine successes live on only in their minute's rollup).
+    Appended in time order and pruned oldest first."""
+
+    __tablename__ = "probe_evidence"
+    __table_args__ = (
+        Index("ix_probe_evidence_target_at", "target_id", "at"),
+        Index("ix_probe_evidence_at", "at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    target_id: Mapped[int] = mapped_column(ForeignKey("targets.id", ondelete="CASCADE"))
+    vantage: Mapped[str] = mapped_column(String(100))
+    at: Mapped[datetime]
+    ok: Mapped[bool | None] = mapped_column(Boolean)
+    usable: Mapped[bool | None] = mapped_column(Boolean)
+    latency_ms: Mapped[float | None] = mapped_column(Float)
+    status_code: Mapped[int | None] = mapped_column(Integer)
+    error_kind: Mapped[str | None] = mapped_column(String(32))
+    error: Mapped[str | None] = mapped_column(Text)
+    detail: Mapped[dict[str, Any] | None] = mapped_column()
 
 
 class ProbeRollup(Base):

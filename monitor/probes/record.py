@@ -155,8 +155,8 @@ def _probe_target(row: Row[Any], state_detail: dict[str, Any]) -> ProbeTarget:
 def result_rows(
     vantage: str, results: Sequence[ProbeResult], routine: frozenset[int] = frozenset()
 ) -> list[dict[str, Any]]:
-    """The rows of ``results``; those at the positions in ``routine`` are marked routine (their
-    minute's rollup will hold them: :func:`routine_positions`)."""
+    """The rows of ``results``, each marked: routine at the positions in ``routine`` (their
+    minute's rollup will hold them), else kept whole (compaction moves them to the evidence)."""
     return [
         {
             "target_id": r.target_id,
@@ -169,7 +169,7 @@ def result_rows(
             "error_kind": r.error_kind,
             "error": r.error,
             "detail": {"gpus_seen": r.gpus_seen} if r.gpus_seen is not None else None,
-            "routine": True if i in routine else None,
+            "routine": i in routine,
         }
         for i, r in enumerate(results)
     ]

@@ -2,8 +2,9 @@
 
 A minute's rollup row is the compact record of its routine probes (successes that repeat the
 one before: ``ProbeResult.routine``): their count and latency digest (p50, p95, max). Once a
-minute is final (the rollup will not recompute it) :func:`compact_raw` deletes its routine raw
-rows; failures, unknowns and the first success after them stay whole for ``raw_retention``.
+minute is final (the rollup will not recompute it) :func:`compact_raw` moves its rows kept
+whole (failures, unknowns, first successes, recoveries) into ``probe_evidence``, where they stay
+for ``raw_retention``, and deletes the rest: ``probe_results`` holds minutes of probes.
 Minute rollups are kept ``minute_retention`` (by default as long: they serve dashboards over
 the raw window, ~15 bytes per probe at a 5 s interval), hour rollups for ever (what a month's
 report and a year's trend need: under one byte per probe, bench/compare.py --only storage).
@@ -15,12 +16,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import Delete, Select, delete, func, select, text, tuple_
+from sqlalchemy import Delete, Select, delete, func, insert, select, text, tuple_
 from sqlalchemy.orm import Session, sessionmaker
 
-from monitor.db.dialect import collected, floats_of, truncated, upsert_many
+from monitor.db.dialect import among, collected, floats_of, truncated, upsert_many
 from monitor.db.engine import reading, transaction
-from monitor.db.models import ProbeResult, ProbeRollup
+from monitor.db.models import ProbeEvidence, ProbeResult, ProbeRollup
 from monitor.sla.response import percentile
 
 MINUTE = timedelta(minutes=1)
@@ -215,33 +216,82 @@ def _store(session: Session, buckets: list[Bucket], resolution: str) -> None:
         }
         for b in buckets
     ]
-    upsert_many(session, ProbeRollup, rows, ROLLUP_KEY, ROLLUP_VALUES)
+    # a recomputed bucket mostly comes out the same: rewriting it anyway left PostgreSQL a dead
+    # row and new index entries per bucket and run (its rollups took 260 bytes a row)
+    upsert_many(session, ProbeRollup, rows, ROLLUP_KEY, ROLLUP_VALUES, changed_only=True)
 
 
 def prune_raw(sessions: sessionmaker[Session], now: datetime, keep: timedelta) -> int:
-    """Delete raw results older than ``keep`` whose minutes are already rolled up."""
+    """Delete the probes kept whole older than ``keep`` whose minutes are already rolled up,
+    and raw rows as old (recorded before compaction, or not compacted yet). How many."""
     with reading(sessions) as session:
         cutoff = _prune_cutoff(session, "minute", now, keep)
     if cutoff is None:
         return 0
-    return _delete_raw_before(sessions, cutoff)
+    return _delete_before(sessions, ProbeEvidence, cutoff) + _delete_before(
+        sessions, ProbeResult, cutoff
+    )
 
 
 def compact_raw(sessions: sessionmaker[Session], now: datetime) -> int:
-    """Delete the routine raw rows of final minutes: those before the first minute the next
-    :func:`roll_up` would recompute (its rollup row holds them for good). How many."""
+    """Compact the final minutes: those before the first minute the next :func:`roll_up` would
+    recompute (their rollup rows hold them for good). Their rows kept whole are copied into
+    ``probe_evidence``, and every marked row of them leaves ``probe_results``, oldest first,
+    ``STREAM_ROWS`` per transaction. How many rows left ``probe_results``."""
     with reading(sessions) as session:
         final = _resume_from(session, floor_to(now, MINUTE))
     if final is None:
         return 0
-    chunk = routine_before(final)
-    return _delete_in_chunks(sessions, delete(ProbeResult).where(ProbeResult.id.in_(chunk)))
+    moved = 0
+    while True:
+        with transaction(sessions) as session:
+            rows = session.execute(marked_before(final)).all()
+            if rows:
+                _move(session, [(row_id, bool(routine)) for row_id, routine in rows])
+        moved += len(rows)
+        if len(rows) < STREAM_ROWS:
+            return moved
 
 
-def routine_before(final: datetime) -> Select[int]:
-    """The ids of up to ``STREAM_ROWS`` routine rows before ``final``, found through
-    ``ix_probe_results_routine_at`` (its predicate, word for word)."""
-    return select(ProbeResult.id).where(text("routine"), ProbeResult.at < final).limit(STREAM_ROWS)
+def marked_before(final: datetime) -> Select[int, bool | None]:
+    """Up to ``STREAM_ROWS`` marked raw rows before ``final``, oldest first: (id, routine),
+    through ``ix_probe_results_marked_at`` (its predicate, word for word). Rows recorded before
+    migration 0015 are not marked: pruning ages them out."""
+    return (
+        select(ProbeResult.id, ProbeResult.routine)
+        .where(text("routine IS NOT NULL"), ProbeResult.at < final)
+        .order_by(ProbeResult.at)
+        .limit(STREAM_ROWS)
+    )
+
+
+KEPT_COLUMNS = (
+    "target_id",
+    "vantage",
+    "at",
+    "ok",
+    "usable",
+    "latency_ms",
+    "status_code",
+    "error_kind",
+    "error",
+    "detail",
+)
+
+
+def _move(session: Session, rows: list[tuple[int, bool]]) -> None:
+    """Copy the rows of ``rows`` kept whole (not routine) into the evidence, in time order, then
+    delete them all from the raw rows."""
+    r = ProbeResult
+    kept = [row_id for row_id, routine in rows if not routine]
+    if kept:
+        copied = select(*(r.__table__.c[name] for name in KEPT_COLUMNS))
+        session.execute(
+            insert(ProbeEvidence).from_select(
+                list(KEPT_COLUMNS), copied.where(among(session, r.id, kept)).order_by(r.at)
+            )
+        )
+    session.execute(delete(r).where(among(session, r.id, [row_id for row_id, _ in rows])))
 
 
 def prune_minutes(sessions: sessionmaker[Session], now: datetime, keep: timedelta) -> int:
@@ -261,10 +311,14 @@ def prune_minutes(sessions: sessionmaker[Session], now: datetime, keep: timedelt
     return _delete_in_chunks(sessions, delete(m).where(key.in_(expired)))
 
 
-def _delete_raw_before(sessions: sessionmaker[Session], cutoff: datetime) -> int:
-    """Delete raw results before ``cutoff``. How many."""
-    chunk = select(ProbeResult.id).where(ProbeResult.at < cutoff).limit(STREAM_ROWS)
-    return _delete_in_chunks(sessions, delete(ProbeResult).where(ProbeResult.id.in_(chunk)))
+def _delete_before(
+    sessions: sessionmaker[Session],
+    model: type[ProbeResult] | type[ProbeEvidence],
+    cutoff: datetime,
+) -> int:
+    """Delete ``model``'s rows before ``cutoff``, oldest first. How many."""
+    chunk = select(model.id).where(model.at < cutoff).order_by(model.at).limit(STREAM_ROWS)
+    return _delete_in_chunks(sessions, delete(model).where(model.id.in_(chunk)))
 
 
 def _delete_in_chunks(sessions: sessionmaker[Session], statement: Delete) -> int:

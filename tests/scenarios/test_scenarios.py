@@ -19,9 +19,9 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 import sqlalchemy as sa
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 
-from monitor.db.models import ProbeResult, ProbeRollup
+from monitor.db.models import ProbeEvidence, ProbeResult, ProbeRollup
 from tests.scenarios import surfaces
 from tests.scenarios.checks import (
     ALERT_S,
@@ -606,37 +606,37 @@ def test_the_running_service_rolls_its_probes_into_minutes_that_metrics_reads(
 
 
 def test_the_running_service_keeps_its_raw_record_compact(live: Live) -> None:
-    """What the rollup made final is compact in the running service: no routine success older
-    than the minutes the rollup may still recompute is left as a row (its minute bucket holds
-    it), while every failure the buckets count is still there whole, for the claim."""
+    """What the rollup made final is compact in the running service: no raw row is left older
+    than the minutes the rollup may still recompute (its minute bucket holds the routine ones),
+    and every failure the buckets count was moved whole into the evidence, for the claim."""
     engine = sa.create_engine(live.deployment.database_url)
-    r, m = ProbeResult, ProbeRollup
+    r, e, m = ProbeResult, ProbeEvidence, ProbeRollup
 
     def compacted() -> tuple[int, int, int, int] | None:
         final = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(minutes=4)
         with engine.connect() as db:
-            routine = db.scalar(select(func.count()).where(text("routine"), r.at < final))
-            kept = db.scalar(select(func.count()).where(r.at < final))
-            failed = db.scalar(select(func.count()).where(r.ok.is_(False), r.at < final))
+            raw = db.scalar(select(func.count()).where(r.at < final))
+            kept = db.scalar(select(func.count()).where(e.at < final))
+            failed = db.scalar(select(func.count()).where(e.ok.is_(False), e.at < final))
             counted = db.execute(
                 select(func.sum(m.count), func.sum(m.failures)).where(
                     m.resolution == "minute", m.bucket_start < final
                 )
             ).one()
         probes, failures = counted
-        if routine or not probes:
+        if raw or not probes:
             return None
         return kept or 0, failed or 0, probes, failures or 0
 
     try:
         kept, failed, probes, failures = eventually(
-            compacted, "the routine rows of final minutes deleted", timeout=300
+            compacted, "the raw rows of final minutes compacted", timeout=300
         )
     finally:
         engine.dispose()
     assert kept < probes  # routine probes live on only in their buckets
     assert failures > 0  # the scenarios took targets down
-    assert failed >= failures  # each failure a bucket counts is still a row (late ones too)
+    assert failed >= failures  # each failure a bucket counts is kept whole (late ones too)
 
 
 def test_no_alert_of_the_whole_run_was_sent_twice_or_unsigned(live: Live) -> None:

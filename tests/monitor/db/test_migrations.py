@@ -85,13 +85,14 @@ def test_sqlite_stores_rollups_in_their_key_without_a_rowid(tmp_path: object) ->
 
 
 def test_compaction_finds_its_rows_through_the_partial_index(engine: Engine) -> None:
-    """Compaction deletes routine rows older than a minute: the index lists only them, so the
-    kept rows of two weeks are never scanned to find them (each database's planner says so)."""
+    """Compaction takes the marked rows of final minutes, oldest first: the index lists only
+    them, so rows recorded before migration 0015 (weeks of them at the upgrade) are never
+    scanned to find them (each database's planner says so)."""
     from sqlalchemy import text
 
-    from monitor.probes.rollup import routine_before
+    from monitor.probes.rollup import marked_before
 
-    query = routine_before(datetime(2026, 12, 1, tzinfo=UTC))
+    query = marked_before(datetime(2026, 12, 1, tzinfo=UTC))
     with engine.connect() as connection:
         sql = str(query.compile(connection, compile_kwargs={"literal_binds": True}))
         if engine.dialect.name == "postgresql":
@@ -116,7 +117,7 @@ def test_compaction_finds_its_rows_through_the_partial_index(engine: Engine) -> 
             plan = "\n".join(
                 row[-1] for row in connection.execute(text(f"EXPLAIN QUERY PLAN {sql}"))
             )
-    assert "ix_probe_results_routine_at" in plan, plan
+    assert "ix_probe_results_marked_at" in plan, plan
 
 
 CHANNEL_STATE_COLUMNS = {"disabled_at", "last_error", "config_digest"}

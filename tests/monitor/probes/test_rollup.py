@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from monitor.config.models import TargetConfig
 from monitor.db.engine import make_engine, make_sessionmaker, transaction
 from monitor.db.migrate import upgrade
-from monitor.db.models import ProbeResult, ProbeRollup
+from monitor.db.models import ProbeEvidence, ProbeResult, ProbeRollup
 from monitor.probes.model import ProbeResult as Probe
 from monitor.probes.record import record_round
 from monitor.probes.rollup import (
@@ -268,9 +268,10 @@ def _buckets(session: Session) -> list[tuple[object, ...]]:
 def test_compaction_keeps_what_changed_and_leaves_every_bucket_as_it_was(
     session: Session, sessions: sessionmaker[Session]
 ) -> None:
-    """The compact record: once a minute is final, its routine rows go (its bucket holds their
-    count and latencies); failures, the unknown, the first success and the first after each
-    failure stay whole, and no bucket, minute or hour, changes when rolled up again."""
+    """The compact record: once a minute is final, its rows kept whole (failures, the unknown,
+    the first success and the recovery) move to the evidence and the rest go (their bucket
+    holds their count and latencies); no bucket, minute or hour, changes when rolled up again,
+    and the evidence ages out at the raw retention."""
     row = upsert_target(
         session, TargetConfig(name="c", kind="http", url="http://h/", interval=10), "config"
     )
@@ -293,22 +294,26 @@ def test_compaction_keeps_what_changed_and_leaves_every_bucket_as_it_was(
     now = start + timedelta(minutes=10, seconds=5)
     roll_up(sessions, now)
     before = _buckets(session)
-    deleted = compact_raw(sessions, now)
-    kept = session.execute(
-        select(ProbeResult.at, ProbeResult.ok, ProbeResult.routine).order_by(ProbeResult.at)
+    moved = compact_raw(sessions, now)
+    evidence = session.execute(
+        select(ProbeEvidence.at, ProbeEvidence.ok, ProbeEvidence.error_kind).order_by(
+            ProbeEvidence.at
+        )
     ).all()
-    final = start + timedelta(minutes=8)  # 00:05 less the two minutes late rows may take
-    whole = [(at.astimezone(UTC), ok) for at, ok, routine in kept if not routine]
-    assert whole == [
-        (start, True),  # the first success
-        (start + timedelta(seconds=120), False),
-        (start + timedelta(seconds=130), False),
-        (start + timedelta(seconds=140), True),  # recovering
-        (start + timedelta(seconds=150), True),  # the second success confirms it
-        (start + timedelta(seconds=300), None),
+    assert [(at.astimezone(UTC), ok, kind) for at, ok, kind in evidence] == [
+        (start, True, None),  # the first success
+        (start + timedelta(seconds=120), False, "connect"),
+        (start + timedelta(seconds=130), False, "connect"),
+        (start + timedelta(seconds=140), True, None),  # recovering
+        (start + timedelta(seconds=150), True, None),  # the second success confirms it
+        (start + timedelta(seconds=300), None, "connect"),
     ]
-    assert all(at.astimezone(UTC) >= final for at, _, routine in kept if routine)
-    assert deleted == 48 - len(whole)  # the 48 probes before 00:03, less those kept whole
+    raw = session.scalars(select(ProbeResult.at).order_by(ProbeResult.at)).all()
+    assert [at.astimezone(UTC) for at in raw] == [
+        start + timedelta(seconds=10 * i) for i in range(48, 60)
+    ]  # only what the rollup may still recompute: from 00:03 (00:05 less two late minutes)
+    assert moved == 48
+    assert compact_raw(sessions, now) == 0  # done once
     assert _buckets(session) == before
     roll_up(sessions, now)  # the next run recomputes only what is not final
     roll_up(sessions, now + timedelta(hours=1))  # and the hours from the minutes
@@ -316,6 +321,9 @@ def test_compaction_keeps_what_changed_and_leaves_every_bucket_as_it_was(
     assert [b for b in after if b[0] == "minute"] == [b for b in before if b[0] == "minute"]
     assert sum(b[2] for b in after if b[0] == "minute") == 60
     assert [b[2] for b in after if b[0] == "hour"] == [30, 30]  # 23:00 and 00:00, every probe
+    pruned = prune_raw(sessions, start + timedelta(days=14, minutes=3), timedelta(days=14))
+    assert pruned == 5  # the evidence of the first three minutes (before 23:58)
+    assert len(session.scalars(select(ProbeEvidence.id)).all()) == 1  # the unknown at 00:00
 
 
 def test_a_day_of_minute_rollups_is_pruned_a_chunk_per_transaction(tmp_path: Path) -> None:
@@ -381,3 +389,25 @@ def test_a_day_of_minute_rollups_is_pruned_a_chunk_per_transaction(tmp_path: Pat
     assert left == 0
     assert hours == 4 * 25  # hours are kept for ever
     assert len(deletes) == 4 * 1440 // STREAM_ROWS + 1
+
+
+def test_a_bucket_recomputed_to_the_same_values_is_not_written_again(
+    session: Session, sessions: sessionmaker[Session]
+) -> None:
+    """Each run recomputes the last minutes (late rows); a bucket that comes out the same is
+    left as stored: on PostgreSQL a rewrite is a dead row version and new index entries."""
+    seed(session, minutes=10)
+    now = T0 + timedelta(minutes=10)
+    roll_up(sessions, now)
+    postgres = session.get_bind().dialect.name == "postgresql"
+    stamp = "SELECT xmin::text FROM probe_rollups" if postgres else "SELECT total_changes()"
+    before = session.scalars(text(stamp)).all()
+    roll_up(sessions, now)  # the same minutes again, the same rows
+    assert session.scalars(text(stamp)).all() == before
+    session.execute(
+        insert(ProbeResult),
+        [{"target_id": session.scalar(select(func.min(ProbeResult.target_id))),
+          "vantage": "v", "at": T0 + timedelta(minutes=9, seconds=50), "ok": False}],
+    )  # fmt: skip
+    roll_up(sessions, now + timedelta(seconds=1))  # a late row: its minute is written
+    assert session.scalars(text(stamp)).all() != before
