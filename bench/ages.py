@@ -555,7 +555,7 @@ def prune_check(age: Age, args: argparse.Namespace) -> dict[str, Any]:
     oldest_before = _oldest(engine, first_target)
     interval = age.shape.interval_s
     say(
-        f"prune check: retention {keep} (the oldest {args.prune_span} goes), oldest row {oldest_before:%Y-%m-%d %H:%M:%S}"
+        f"prune check: retention {keep} (the oldest {args.prune_span} goes), oldest minute rollup {oldest_before:%Y-%m-%d %H:%M:%S}"
     )
     due = _rows_before(engine, datetime.now(UTC) - keep)
     with Slamon(args.backend, age.database_url, pruning_config, age.folder, args.api_port,
@@ -625,7 +625,7 @@ def _wait_pruned(
     engine: sa.Engine, running: Slamon, target_id: int, cutoff: datetime, timeout: float
 ) -> datetime:
     """Wait until the rows before ``cutoff`` (less the rollup's late margin) are gone: one
-    target's oldest row past it (the raw rows go oldest first, all targets together). The
+    target's oldest minute rollup past it (they go oldest first, all targets together). The
     last moment they were seen still there: the run that pruned them finished after it."""
     deadline, seen = time.monotonic() + timeout, datetime.now(UTC)
     while time.monotonic() < deadline:
@@ -638,10 +638,14 @@ def _wait_pruned(
 
 
 def _rows_before(engine: sa.Engine, cutoff: datetime) -> int:
-    from monitor.db.models import ProbeResult as R
+    """What pruning to ``cutoff`` deletes: minute rollups, and probes kept whole."""
+    from monitor.db.models import ProbeEvidence as E
+    from monitor.db.models import ProbeRollup as M
 
+    minutes = sa.select(sa.func.count()).where(M.resolution == "minute", M.bucket_start < cutoff)
     with engine.connect() as c:
-        return int(c.execute(sa.select(sa.func.count()).where(R.at < cutoff)).scalar_one())
+        kept = c.execute(sa.select(sa.func.count()).where(E.at < cutoff)).scalar_one()
+        return int(kept) + int(c.execute(minutes).scalar_one())
 
 
 def _first_probe_since(tape: ProbeTape, since: datetime) -> datetime:
@@ -655,10 +659,13 @@ def _first_target(engine: sa.Engine) -> int:
 
 
 def _oldest(engine: sa.Engine, target_id: int) -> datetime:
-    """The oldest raw row of one target (its (target_id, at) index answers at once)."""
-    from monitor.db.models import ProbeResult
+    """One target's oldest minute rollup (what pruning deletes most of, oldest first; its
+    primary key answers at once)."""
+    from monitor.db.models import ProbeRollup as M
 
-    query = sa.select(sa.func.min(ProbeResult.at)).where(ProbeResult.target_id == target_id)
+    query = sa.select(sa.func.min(M.bucket_start)).where(
+        M.target_id == target_id, M.resolution == "minute"
+    )
     with engine.connect() as c:
         found = c.execute(query).scalar_one()
     return found if found.tzinfo else found.replace(tzinfo=UTC)
@@ -894,8 +901,9 @@ def peer_capture(urls: list[str], args: argparse.Namespace) -> list[dict[str, An
 
 
 def print_prune(found: dict[str, Any]) -> None:
-    print(f"\n== pruning the oldest {found['span']} ({found['rows_due']:,} raw rows due) ==")
-    print(f"rollup task (roll up + prune)  {found['rollup_task_seconds']:.1f} s; oldest row "
+    print(f"\n== pruning the oldest {found['span']} ({found['rows_due']:,} rows due: minute "
+          "rollups and probes kept whole) ==")  # fmt: skip
+    print(f"rollup task (roll up + prune)  {found['rollup_task_seconds']:.1f} s; oldest minute rollup "
           f"{found['oldest_before']} -> {found['oldest_after']}")  # fmt: skip
     for name in ("during", "after"):
         f = found[name]
