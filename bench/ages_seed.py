@@ -432,28 +432,14 @@ def _failures(
         ):
             if lo_at <= at < hi_at and (e.outage or (ok and at < back_at)):
                 retries.append(_row(e, shape, at, ok))
+    # each span of a target's rows [a, b): its slots fail, or its recovery is kept whole
+    span = table.update().where(  # type: ignore[attr-defined]
+        col.target_id == sa.bindparam("t"), col.at >= sa.bindparam("a"), col.at < sa.bindparam("b")
+    )
     for kind, batch in updates.items():
-        stmt = (
-            table.update()  # type: ignore[attr-defined]
-            .where(
-                col.target_id == sa.bindparam("t"),
-                col.at >= sa.bindparam("a"),
-                col.at < sa.bindparam("b"),
-            )
-            .values(ok=False, routine=False, **KINDS[kind])
-        )
-        c.execute(stmt, batch)
+        c.execute(span.values(ok=False, routine=False, **KINDS[kind]), batch)
     if recoveries:
-        stmt = (
-            table.update()  # type: ignore[attr-defined]
-            .where(
-                col.target_id == sa.bindparam("t"),
-                col.at >= sa.bindparam("a"),
-                col.at < sa.bindparam("b"),
-            )
-            .values(routine=False)
-        )
-        c.execute(stmt, recoveries)
+        c.execute(span.values(routine=False), recoveries)
     if retries:
         c.execute(sa.insert(table), retries)
     return later, len(retries)

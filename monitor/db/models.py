@@ -267,7 +267,23 @@ class TargetState(Base):
     detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
 
 
-class ProbeResult(Base):
+class ProbeColumns:
+    """What a stored probe says, raw (``probe_results``) or kept whole (``probe_evidence``)."""
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    target_id: Mapped[int] = mapped_column(ForeignKey("targets.id", ondelete="CASCADE"))
+    vantage: Mapped[str] = mapped_column(String(100))
+    at: Mapped[datetime]
+    ok: Mapped[bool | None] = mapped_column(Boolean)  # None: unknown (our own canary failed)
+    usable: Mapped[bool | None] = mapped_column(Boolean)
+    latency_ms: Mapped[float | None] = mapped_column(Float)
+    status_code: Mapped[int | None] = mapped_column(Integer)
+    error_kind: Mapped[str | None] = mapped_column(String(32))
+    error: Mapped[str | None] = mapped_column(Text)
+    detail: Mapped[dict[str, Any] | None] = mapped_column()
+
+
+class ProbeResult(ProbeColumns, Base):
     """One raw probe, for the minutes until its minute's rollup is final.
 
     The recorder marks each row: ``routine`` (a success that repeats the one before at its
@@ -293,21 +309,10 @@ class ProbeResult(Base):
         ),
     )
 
-    id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    target_id: Mapped[int] = mapped_column(ForeignKey("targets.id", ondelete="CASCADE"))
-    vantage: Mapped[str] = mapped_column(String(100))
-    at: Mapped[datetime]
-    ok: Mapped[bool | None] = mapped_column(Boolean)  # None: unknown (our own canary failed)
-    usable: Mapped[bool | None] = mapped_column(Boolean)
-    latency_ms: Mapped[float | None] = mapped_column(Float)
-    status_code: Mapped[int | None] = mapped_column(Integer)
-    error_kind: Mapped[str | None] = mapped_column(String(32))
-    error: Mapped[str | None] = mapped_column(Text)
-    detail: Mapped[dict[str, Any] | None] = mapped_column()
     routine: Mapped[bool | None] = mapped_column(Boolean)
 
 
-class ProbeEvidence(Base):
+class ProbeEvidence(ProbeColumns, Base):
     """A probe kept whole for ``raw_retention``: every failure, unknown, first success and
     recovery, moved here from ``probe_results`` once its minute's rollup is final (the
     evidence a credit claim cites; routine successes live on only in their minute's rollup).
@@ -318,18 +323,6 @@ class ProbeEvidence(Base):
         Index("ix_probe_evidence_target_at", "target_id", "at"),
         Index("ix_probe_evidence_at", "at"),
     )
-
-    id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    target_id: Mapped[int] = mapped_column(ForeignKey("targets.id", ondelete="CASCADE"))
-    vantage: Mapped[str] = mapped_column(String(100))
-    at: Mapped[datetime]
-    ok: Mapped[bool | None] = mapped_column(Boolean)
-    usable: Mapped[bool | None] = mapped_column(Boolean)
-    latency_ms: Mapped[float | None] = mapped_column(Float)
-    status_code: Mapped[int | None] = mapped_column(Integer)
-    error_kind: Mapped[str | None] = mapped_column(String(32))
-    error: Mapped[str | None] = mapped_column(Text)
-    detail: Mapped[dict[str, Any] | None] = mapped_column()
 
 
 class ProbeRollup(Base):
