@@ -4,6 +4,7 @@ come back on the same port."""
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import socket
 import threading
@@ -19,7 +20,8 @@ class BlackHole:
         self.sock.listen(16)
         self.held: list[socket.socket] = []
         self.closed = threading.Event()
-        threading.Thread(target=self._accept, daemon=True).start()
+        self.accepting = threading.Thread(target=self._accept, daemon=True)
+        self.accepting.start()
 
     @property
     def url(self) -> str:
@@ -31,10 +33,18 @@ class BlackHole:
                 connection, _ = self.sock.accept()
             except OSError:
                 return
+            if self.closed.is_set():  # a poll that raced close(): never left open
+                connection.close()
+                return
             self.held.append(connection)
 
     def close(self) -> None:
+        """Stops accepting (shutdown wakes the accept() blocked in its thread, which a close
+        alone would not) and closes every connection it held."""
         self.closed.set()
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        self.accepting.join(timeout=5)
         self.sock.close()
         for connection in self.held:
             connection.close()
