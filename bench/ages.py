@@ -40,9 +40,9 @@ Targets are nginx (``--targets-server``, as bench/compare.py) on ``--base-port``
 bench/peer.py's ports (19490, 19415), slamon's API ``--api-port``. Everything seeded lives in
 ``--work`` (default /tmp/slamon-ages) and is removed after each age unless ``--keep``;
 ``--reuse`` takes a seeded age from ``--work`` when it was seeded with the same parameters.
-Seeding 14 days of 1,000 targets every 5 s writes about 242 M raw rows (about 40 GB on
-SQLite; roughly 40 minutes on 2 cores) and 5.3 G peer samples (over an hour). bench/README.md
-has the costs and what each figure means. Not run by CI.
+Seeding a day of 1,000 targets every 5 s took 12 minutes on SQLite and the peer's TSDB of a
+day 11.5 minutes on 2 cores (14 days: hours each); bench/README.md has the costs and what
+each figure means. Not run by CI.
 """
 
 from __future__ import annotations
