@@ -35,6 +35,7 @@ from monitor.config.models import json_number
 from monitor.db.base import utcnow
 from monitor.db.models import Heartbeat, Target
 from monitor.probes.gpus.wire import GPU_READING_SCHEMA, MAX_GPUS, snapshot_from_json
+from monitor.reports.work import MAX_THROUGHPUT
 
 router = APIRouter(
     prefix="/api/v1/heartbeats",
@@ -60,7 +61,12 @@ class HeartbeatIn(BaseModel):
     # bounds before the number check, or the JSON schema would not state them (config/models.py)
     step: Annotated[int, Field(ge=0, le=MAX_STEP), BeforeValidator(json_number)] | None = None
     throughput: (
-        Annotated[float, Field(ge=0, allow_inf_nan=False), BeforeValidator(json_number)] | None
+        Annotated[
+            float,
+            Field(ge=0, le=MAX_THROUGHPUT, allow_inf_nan=False),
+            BeforeValidator(json_number),
+        ]
+        | None
     ) = None
     at: Instant | None = Field(default=None, description=AT_RULE)
     gpus: (

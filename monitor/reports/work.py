@@ -18,6 +18,10 @@ from monitor.sla.intervals import Span
 
 Sample = tuple[datetime, float]  # (heartbeat time, throughput: units a second)
 MILLION = 1_000_000.0
+# No training job processes more than this many units a second (a large cluster: about 1e8
+# tokens); the API refuses a faster throughput, and a stored one counts no work, so a month's
+# sum stays finite.
+MAX_THROUGHPUT = 1e12
 
 
 def work_done(samples: Sequence[Sample], span: Span, max_gap: timedelta) -> float:
@@ -25,7 +29,7 @@ def work_done(samples: Sequence[Sample], span: Span, max_gap: timedelta) -> floa
     ordered = sorted(samples)
     done = 0.0
     for (before, _), (at, rate) in pairwise(ordered):
-        if at - before > max_gap:
+        if at - before > max_gap or not 0 <= rate <= MAX_THROUGHPUT:
             continue
         start, end = max(before, span.start), min(at, span.end)
         if end > start:

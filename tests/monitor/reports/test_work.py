@@ -5,6 +5,7 @@ database -> gather -> assemble) and shown in all four formats."""
 from __future__ import annotations
 
 import json
+import math
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -151,3 +152,18 @@ def test_a_cheaper_but_flakier_provider_can_cost_more_per_unit_of_work() -> None
     steady_price = 2.0 * 10 / work_done(steady, span, gap) * 1e6  # $2.00/h, always working
     flaky_price = 1.5 * 10 / work_done(flaky, span, gap) * 1e6  # $1.50/h, working half the time
     assert flaky_price > steady_price
+
+
+def test_a_throughput_past_any_real_job_counts_no_work_and_the_sum_stays_finite() -> None:
+    # schemathesis pushed 1.46e308 units a second: times 30 s it was inf, and the monthly
+    # report's JSON refused it with a 500
+    start = datetime(2026, 12, 6, 19, 0, tzinfo=UTC)
+    samples = [
+        (start, 100.0),
+        (start + timedelta(seconds=30), 1.46e308),
+        (start + timedelta(seconds=60), 100.0),
+    ]
+    span = Span(start, start + timedelta(minutes=5))
+    done = work_done(samples, span, timedelta(minutes=2))
+    assert done == 100.0 * 30  # the last interval's work only
+    assert math.isfinite(done)
