@@ -57,7 +57,7 @@ def _make_engine(url: str, **kwargs: Any) -> Engine:
 # a probe round reads (targets, states, the newest buckets) fit in far less, and a page that
 # misses is read from the OS page cache, which holds the file anyway.
 SQLITE_CACHE_KIB = 512
-SQLITE_CACHE_PRAGMA = f"PRAGMA cache_size=-{SQLITE_CACHE_KIB}"  # negative: KiB, not pages
+SQLITE_CACHE_PRAGMA = "PRAGMA cache_size=-512"  # negative: KiB, not pages
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
