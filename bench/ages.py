@@ -275,7 +275,7 @@ class Slamon:
         state = self.folder / "state"
         shutil.rmtree(state, ignore_errors=True)  # no shards left queued by an earlier run
         state.mkdir(parents=True)
-        env = os.environ | {
+        env = slamon_side.slamon_environment() | {
             "SLAMON_DATABASE_URL": self.database_url,
             "SLAMON_CONFIG": str(self.config),
             "SLAMON_STATE_DIR": str(state),

@@ -50,6 +50,13 @@ PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 REDIS_URL = "redis://127.0.0.1:6379/12"
 
 
+def slamon_environment() -> dict[str, str]:
+    """This process's environment for the slamon measured, less ``PYTHONPATH``: the harness may
+    need it to import a checkout, but it would make ``SLAMON_BIN``'s interpreter import that
+    checkout's ``monitor`` too, not the install it was pointed at."""
+    return {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+
+
 def config_text(
     urls: list[str],
     interval_s: float,
@@ -137,7 +144,7 @@ class SlamonRun:
 
     def __enter__(self) -> SlamonRun:
         (self.folder / "slamon.yaml").write_text(self.config)
-        env = os.environ | self.backend.environment(self.folder)
+        env = slamon_environment() | self.backend.environment(self.folder)
         env |= {"SLAMON_CONFIG": str(self.folder / "slamon.yaml")}
         env |= {"SLAMON_STATE_DIR": str(self.folder / ".slamon")}
         # older `slamon run`s on Redis did not create the folder their beat schedule lives in

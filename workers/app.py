@@ -10,7 +10,7 @@ from celery.utils.nodenames import default_nodename, host_format
 
 from monitor.config import load_config
 from monitor.settings import Settings, get_settings
-from workers import broker_watch, console, timing
+from workers import broker_watch, console, heap, timing
 from workers.schedule import build_beat_schedule, task_routes
 
 FILESYSTEM_POLL_S = 0.1
@@ -74,6 +74,7 @@ def create_app(settings: Settings | None = None) -> Celery:
     timing.connect(app)
     console.connect(app)  # slamon's console lines; Celery's chatter below --log-level
     broker_watch.connect(app, settings)  # a broker lost for good: exit 75, to be restarted
+    heap.connect()  # the startup heap out of the collector's way once ready (workers/heap.py)
     return app
 
 
