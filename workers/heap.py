@@ -8,10 +8,11 @@ up, and every full collection walks the startup objects again. ``gc.freeze()`` m
 generation no collection visits (the pattern CPython documents for servers): full collections
 then come after a quarter of what the worker made since, and each walks only that.
 
-Measured (bench/steady_soak.py, 1,000 targets every 5 s on the embedded default, five minutes,
-one run each): the worker's RSS at minute five 138.6 MiB frozen against 143.4 MiB not, CPU per
-probe 0.71-0.73 ms against 0.76-0.93 ms (BENCHMARKS.md). An object frozen here that becomes
-garbage later is never freed; what a ready worker holds is kept for its life anyway.
+Measured (bench/steady_soak.py, 1,000 targets every 5 s on the embedded default, runtime-only
+installs, three runs of each, alternating): the worker's RSS at minute five 138.6-139.3 MiB
+frozen against 141.4-143.4 MiB not, about 3.5 MiB less; CPU per probe the same within the
+machine's noise (BENCHMARKS.md). An object frozen here that becomes garbage later is never
+freed; what a ready worker holds is kept for its life anyway.
 """
 
 from __future__ import annotations
