@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
@@ -80,6 +81,14 @@ class ProbeResult:
     gpus_seen: int | None = None
     detail: dict[str, Any] = field(default_factory=dict)
     causes: frozenset[UnusableCause] = frozenset()
+    # For kinds whose verdict compares against what the target's last result left remembered
+    # (dcgm's GPU counters): this reading judged again against another memory. Recording calls
+    # it with the memory stored once it holds the target's recording lock (probes/record.py), so
+    # overlapping rounds (a target probed every second, its quick re-probes) never judge against
+    # a memory another round has replaced since this one read it.
+    rejudge: Callable[[Mapping[str, Any]], ProbeResult] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     @property
     def usable_ok(self) -> bool | None:

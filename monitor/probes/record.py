@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -39,6 +39,8 @@ from monitor.probes.state import UP, Streak, advance
 # what a usable state keeps of a result's detail for the next judgement: the GPU counters, and
 # for pushed readings the verdict on the last one judged (probes/gpus/pushed.py)
 REMEMBERED = ("gpu_counters", "gpu_verdict")
+# when the probe whose detail is remembered ran: a reading older than that is not judged again
+REMEMBERED_AT = "remembered_at"
 RECORD_LOCK_SPACE = 0x51A3  # advisory lock namespace: (this, target id) guards recording
 
 RESULTS: Table = ResultRow.__table__  # type: ignore[assignment]
@@ -93,6 +95,7 @@ class RoundOutcome:
     transitions: tuple[TargetTransition, ...]
     unconfirmed: frozenset[int]  # targets whose streak at this vantage needs a quick re-probe
     states: dict[int, str]  # reachable state at this vantage after the round, by target id
+    results: tuple[ProbeResult, ...] = ()  # as recorded: judged against the stored memory
 
 
 def load_probe_targets(
@@ -114,7 +117,7 @@ def load_probe_targets(
     )
     live = select(*columns).where(among(session, Target.id, ids), Target.retired_at.is_(None))
     rows = session.execute(live).all()
-    baselines = _gpu_baselines(session, [r.id for r in rows if _remembers(r.kind)], vantage)
+    baselines = _remembered(session, [r.id for r in rows if _remembers(r.kind)], vantage)
     return [_probe_target(row, baselines.get(row.id) or {}) for row in rows]
 
 
@@ -123,7 +126,7 @@ def _remembers(kind: str) -> bool:
     return known is not None and known.remembers_detail
 
 
-def _gpu_baselines(session: Session, ids: list[int], vantage: str) -> dict[int, dict[str, Any]]:
+def _remembered(session: Session, ids: Iterable[int], vantage: str) -> dict[int, dict[str, Any]]:
     """The detail this vantage remembered for ``ids`` (read only for kinds that use it)."""
     if not ids:
         return {}
@@ -208,6 +211,7 @@ def record_round(
     if not results:
         return RoundOutcome((), frozenset(), {})
     targets = _lock_targets(session, {r.target_id for r in results})
+    results = _judged_on_stored_memory(session, vantage, results)
     states = _load_states(session, targets, vantage, memory)
     unconfirmed, routine = _advance_streaks(states, targets, vantage, results, now)
     insert_results(session, result_rows(vantage, results, routine))
@@ -221,7 +225,7 @@ def record_round(
         emitting.outages_changed(session, told(outages, results), now)
     _write_states(session, states.values(), now, memory)
     reachable = {tid: states[(tid, vantage, "reachable")].streak.state for tid in targets}
-    return RoundOutcome(tuple(transitions), frozenset(unconfirmed), reachable)
+    return RoundOutcome(tuple(transitions), frozenset(unconfirmed), reachable, tuple(results))
 
 
 def lock_recording(session: Session, ids: Iterable[int]) -> list[int]:
@@ -258,6 +262,42 @@ def _lock_targets(session: Session, ids: set[int]) -> dict[int, TargetRow]:
     )
     live = select(*columns).where(among(session, Target.id, ordered), Target.retired_at.is_(None))
     return {row.id: TargetRow(*row) for row in session.execute(live)}
+
+
+def _judged_on_stored_memory(
+    session: Session, vantage: str, results: Sequence[ProbeResult]
+) -> list[ProbeResult]:
+    """``results`` with every verdict that compares against remembered detail
+    (``ProbeResult.rejudge``: dcgm's GPU counters) judged again, in probe-time order, against
+    the memory stored now that recording for its target is serialized — not the one its round
+    read before probing, which an overlapping round (the previous slot's re-probes, a slot a
+    second later) may have replaced since. A reading older than the stored memory keeps its
+    round's verdict and is not remembered: the memory already holds a later reading."""
+    pending = sorted(
+        (i for i, r in enumerate(results) if r.rejudge is not None), key=lambda i: results[i].at
+    )
+    judged = list(results)
+    if not pending:
+        return judged
+    stored = _remembered(session, {results[i].target_id for i in pending}, vantage)
+    for i in pending:
+        result, rejudge = results[i], results[i].rejudge
+        assert rejudge is not None
+        memory = stored.get(result.target_id) or {}
+        since = memory.get(REMEMBERED_AT)
+        if since is not None and datetime.fromisoformat(since) > result.at:
+            kept = {k: v for k, v in result.detail.items() if k not in REMEMBERED}
+            judged[i] = replace(result, detail=kept)
+            continue
+        judged[i] = rejudge(memory)
+        stored[result.target_id] = {**memory, **_remembering(judged[i])}
+    return judged
+
+
+def _remembering(result: ProbeResult) -> dict[str, Any]:
+    """What a usable state row keeps of ``result``'s detail, stamped with its probe time."""
+    kept = {k: result.detail[k] for k in REMEMBERED if k in result.detail}
+    return {**kept, REMEMBERED_AT: result.at.isoformat()}
 
 
 def _load_states(
@@ -340,7 +380,7 @@ def _advance_streaks(
             )
             row.last_probe_at = max(result.at, now)  # when the vantage last reported (freshness)
             if series == "usable" and "gpu_counters" in result.detail:
-                row.detail = {k: result.detail[k] for k in REMEMBERED if k in result.detail}
+                row.detail = _remembering(result)
             if row.streak.unconfirmed:
                 unconfirmed.add(target.id)
     return unconfirmed, frozenset(routine)

@@ -32,9 +32,10 @@ from monitor.probes.wire import ProbeClient
 
 T = TypeVar("T")
 # how long before its first slot a shard reads its targets: enough to read them off the
-# critical path, and late enough that the round of each target's previous slot has been
-# recorded (a target probed every second is claimed up to two seconds ahead, and a round that
-# read its targets then judged a GPU's counters against the memory of two slots ago)
+# critical path, and late enough that the round of each target's previous slot has usually
+# been recorded (a target probed every second is claimed up to two seconds ahead). A GPU
+# verdict does not depend on it: recording judges the counters again against the memory
+# stored then (``record._judged_on_stored_memory``)
 LOAD_LEAD_S = 0.25
 
 
@@ -107,7 +108,7 @@ class Prober:
             if self.settings.canary and not await canary_ok(self.settings.canary, client):
                 results = [_unknown(r) for r in results]
             outcome = await _blocking(self._record, results)
-            latest.update((r.target_id, r) for r in results)
+            latest.update((r.target_id, r) for r in outcome.results)
             states.update(outcome.states)
             transitions.extend(outcome.transitions)
             retry = [t.id for t in pending if t.id in outcome.unconfirmed]
