@@ -18,8 +18,8 @@ from monitor.cli.capacity import (
     configured_probe_rate,
     dedicated_probe_processes,
 )
-from monitor.cli.supervisor import Child, supervise
 from monitor.events.console import configure_console, level_number
+from monitor.supervision import supervise_in_place
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -247,8 +247,9 @@ def run(
     while it keeps dying; one that dies at once on every start stops the service, naming it);
     Ctrl-C or SIGTERM stops every child and waits for them.
 
-    This process only supervises: the checks, the migration and reading the config run in a
-    one-shot child (``slamon preflight``), so the application is never loaded here.
+    The checks, the migration and reading the config run in a one-shot child (``slamon
+    preflight``), so the application is never loaded here; then this process becomes the
+    supervisor (``monitor.supervision``, same process id), without the command line's imports.
     """
     configure_console(log_level)
     me = [sys.executable, "-m", "monitor.cli"]
@@ -270,12 +271,9 @@ def run(
     if vantage:
         for argv in workers.values():
             argv.append(f"--vantage={vantage}")
-    children = [Child(f"worker {name}", argv) for name, argv in workers.items()]
-    for child in children:
-        child.start()
-    click.echo(f"slamon running: API on http://{host}:{port}/ (Ctrl-C stops)", err=True)
-    code = supervise(children)
-    sys.exit(code)
+    banner = f"slamon running: API on http://{host}:{port}/ (Ctrl-C stops)"
+    children = [(f"worker {name}", argv) for name, argv in workers.items()]
+    supervise_in_place(children, log_level, banner)
 
 
 @click.command("preflight", hidden=True)

@@ -139,6 +139,8 @@ def test_run_with_no_flags_is_one_process_beside_the_supervisor_at_a_light_load(
         assert wait_for(lambda: count(tmp_path / "slamon.db", "SELECT count(*) FROM probe_results"))
         assert wait_for(lambda: api_answers(free_tcp_port), timeout=60)
         [main] = [cmdline(pid) for pid in descendants(run.pid)]
+        # the same process, now the supervisor without the command line's imports
+        assert cmdline(run.pid).endswith("-m monitor.supervision"), cmdline(run.pid)
         queues = main.split("--queues=")[1].split()[0].split(",")
         assert sorted(queues) == ["default", "deliveries", "feeds", "probes"]
         assert "--beat" in main

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -14,13 +15,30 @@ from pathlib import Path
 
 import pytest
 
-from monitor.cli.supervisor import Child, RestartPolicy, supervise
+from monitor.supervision import Child, RestartPolicy, supervise
 
 FAST = RestartPolicy(first_s=0.2, max_s=0.8, stable_s=5.0, immediate_s=2.0, give_up_after=3)
 
 
 def python(code: str) -> list[str]:
     return [sys.executable, "-c", code]
+
+
+def test_the_supervisor_imports_a_few_standard_modules_only() -> None:
+    """It lives as long as the service: every import it keeps is memory the service pays for
+    all along (the command line's, click's, are gone once `slamon run` has exec'd it, and the
+    event words wait for the first child that dies)."""
+    listing = (
+        "import sys, monitor.supervision; std = sys.stdlib_module_names; "
+        "print('\\n'.join(m for m in sys.modules if m.split('.')[0] not in std))"
+    )
+    loaded = subprocess.run(python(listing), capture_output=True, text=True, check=True).stdout
+    assert {m for m in loaded.split() if not m.startswith("_")} == {
+        "monitor",
+        "monitor.supervision",
+    }
+    heavy = "import sys, monitor.supervision; print('dataclasses' in sys.modules)"
+    assert subprocess.run(python(heavy), capture_output=True, text=True).stdout.strip() == "False"
 
 
 def test_a_child_that_dies_at_once_on_every_start_stops_the_service_naming_it(
