@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from typing import cast
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from monitor.alerts.channels.model import AlertMessage, Event, Extra, Severity, is_extra
@@ -58,9 +59,7 @@ def apply(
     sweep = Sweep(config, now, public_url)
     changed = queued = 0
     for signal in signals:
-        alert = session.scalars(
-            select(Alert).where(Alert.fingerprint == signal.fingerprint)
-        ).one_or_none()
+        alert = _stored(session, signal)
         if signal.firing:
             outcome = _fire(session, alert, signal, sweep)
         else:
@@ -86,6 +85,7 @@ def _fire(session: Session, alert: Alert | None, signal: Signal, sweep: Sweep) -
         if due and signal.rule not in ANNOUNCED_RULES:
             return 0, _enqueue(session, alert, "firing", signal, sweep, renotify=True)
         return 0, 0
+    new = alert is None
     alert = alert or Alert(fingerprint=signal.fingerprint)
     alert.rule, alert.severity, alert.labels = signal.rule, signal.severity, dict(signal.labels)
     alert.summary, alert.state, alert.started_at, alert.resolved_at = (
@@ -97,10 +97,29 @@ def _fire(session: Session, alert: Alert | None, signal: Signal, sweep: Sweep) -
     alert.group_key = _incident_group(session, signal, config)
     alert.suppressed = alert.group_key is not None or _muted(session, signal, config, now)
     alert.last_notified_at = None
-    session.add(alert)
+    if new and not _inserted(session, alert):
+        return _fire(session, _stored(session, signal), signal, sweep)
     session.flush()
     emitting.alert_firing(session, alert.rule, alert.labels, alert.suppressed)
     return 1, 0 if alert.suppressed else _enqueue(session, alert, "firing", signal, sweep)
+
+
+def _inserted(session: Session, alert: Alert) -> bool:
+    """Insert a new alert; False, adding nothing, when another transaction fired the same
+    fingerprint since this one read it (two evaluations at once, or a push beside one: on
+    PostgreSQL the insert waits for the other's commit, then collides on the fingerprint)."""
+    try:
+        with session.begin_nested():  # a savepoint: the collision leaves the transaction usable
+            session.add(alert)
+    except IntegrityError:
+        return False
+    return True
+
+
+def _stored(session: Session, signal: Signal) -> Alert | None:
+    """The signal's alert, as committed or as this transaction left it."""
+    query = select(Alert).where(Alert.fingerprint == signal.fingerprint)
+    return session.scalars(query).one_or_none()
 
 
 def _reminder_due(alert: Alert, signal: Signal, now: datetime) -> bool:
@@ -127,8 +146,8 @@ def _notice(session: Session, alert: Alert | None, signal: Signal, sweep: Sweep)
         started_at=signal.at,
         suppressed=False,
     )
-    session.add(alert)
-    session.flush()
+    if not _inserted(session, alert):
+        return 0, 0  # another transaction announced it a moment ago
     queued = _enqueue(session, alert, "firing", signal, sweep)
     alert.state, alert.resolved_at = "resolved", signal.at
     return 1, queued

@@ -1,5 +1,6 @@
 """The periodic evaluation and a push that fires an alert at the same moment, on PostgreSQL
-(READ COMMITTED: each of the sweep's statements sees what was committed before it began).
+(READ COMMITTED: each of the sweep's statements sees what was committed before it began); and
+two evaluations that fire one new alert at once.
 
 A push stores an account event and fires its alert in one transaction. A sweep that read the
 account events just before that commit, and the firing alerts just after it, sees an alert no
@@ -9,21 +10,24 @@ production scenario caught a ``provider_event`` resolved 0.1 s before it started
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, event, select
+from sqlalchemy import Engine, event, func, select
 from sqlalchemy.orm import sessionmaker
 
 from monitor.account.model import AccountEvent
+from monitor.alerts.engine import Applied, apply
+from monitor.alerts.rules import Signal, fingerprint
 from monitor.alerts.service import evaluate, on_account_events
 from monitor.config import parse_config
 from monitor.db.engine import make_engine
 from monitor.db.migrate import upgrade
-from monitor.db.models import Alert
+from monitor.db.models import Alert, Delivery
 from monitor.fleet.account_store import record
 from monitor.targets import sync_config_targets
 from tests.support import PG_TEST_DB, recreate_pg_database
@@ -100,3 +104,38 @@ def test_an_alert_a_push_fires_while_the_sweep_reads_is_left_firing(engine: Engi
         assert alert.state == "resolved"
         assert alert.resolved_at is not None
         assert alert.resolved_at >= alert.started_at
+
+
+def test_two_transactions_firing_one_alert_at_once_store_it_once_and_tell_it_once(
+    engine: Engine,
+) -> None:
+    # Two evaluations (the schedule's and one an account poll asked for) both read no alert
+    # for a fingerprint; the second's insert waits for the first's commit, then collides on
+    # the fingerprint. It takes the stored alert instead of failing its whole evaluation.
+    sessions = sessionmaker(bind=engine, expire_on_commit=False)
+    labels = {"target": "trainer-3", "month": "2026-12"}
+    breach = Signal(
+        "sla_breach", fingerprint("sla_breach", labels), "critical", labels, "breached", True, NOW
+    )
+    second: dict[str, Any] = {}
+
+    def evaluate_beside() -> None:
+        try:
+            with sessions.begin() as other:
+                second["applied"] = apply(other, [breach], CONFIG, NOW + timedelta(seconds=1))
+        except Exception as error:  # the assertion below shows it
+            second["error"] = error
+
+    with sessions.begin() as first:
+        assert apply(first, [breach], CONFIG, NOW) == Applied(1, 1)
+        beside = threading.Thread(target=evaluate_beside)
+        beside.start()
+        beside.join(1.0)  # it reads no alert, then its insert waits on this uncommitted one
+        assert beside.is_alive()
+    beside.join(10.0)
+    assert "error" not in second, second.get("error")
+    assert second["applied"] == Applied(0, 0)  # the stored alert was just told
+    with sessions() as session:
+        [alert] = session.scalars(select(Alert).where(Alert.rule == "sla_breach"))
+        assert alert.state == "firing"
+        assert session.scalar(select(func.count()).select_from(Delivery)) == 1
