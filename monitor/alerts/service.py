@@ -42,6 +42,7 @@ from monitor.history import account_events, heartbeats, incidents, lifetimes, sp
 from monitor.history.spans import REACHABLE, TargetSpans
 from monitor.probes.kinds import target_rules, usable_matters
 from monitor.probes.quorum import TargetTransition
+from monitor.probes.record import lock_recording
 from monitor.probes.round import TransitionHook
 from monitor.probes.vantages import vantage_health
 from monitor.sla.intervals import Span
@@ -127,8 +128,15 @@ def _held_down_signals(session: Session, config: Config, now: datetime) -> list[
             verdict.state == "down",
         )
     )
+    # A round may record a recovery and resolve the alert between this read and this
+    # evaluation's apply, which would fire it again: read the verdicts again once recording
+    # for these targets waits for this transaction (it does until the evaluation commits).
+    held = lock_recording(session, session.scalars(query.with_only_columns(Target.id)).all())
+    if not held:
+        return []
+    again = query.where(Target.id.in_(held)).execution_options(populate_existing=True)
     signals = []
-    for row, since in session.execute(query):
+    for row, since in session.execute(again):
         source = config.source(row.discovered_by or "")
         confirmed = row.last_seen_at is not None and row.last_seen_at >= since
         silent = source is None or now - since > timedelta(seconds=3 * source.every)

@@ -1,6 +1,7 @@
 """The periodic evaluation and a push that fires an alert at the same moment, on PostgreSQL
 (READ COMMITTED: each of the sweep's statements sees what was committed before it began); and
-two evaluations that fire one new alert at once.
+two evaluations that fire one new alert at once; and a recovery a round records while the
+sweep reads a held-down target.
 
 A push stores an account event and fires its alert in one transaction. A sweep that read the
 account events just before that commit, and the firing alerts just after it, sees an alert no
@@ -22,13 +23,14 @@ from sqlalchemy.orm import sessionmaker
 
 from monitor.account.model import AccountEvent
 from monitor.alerts.engine import Applied, apply
-from monitor.alerts.rules import Signal, fingerprint
+from monitor.alerts.rules import Signal, TargetFacts, fingerprint, from_transition
 from monitor.alerts.service import evaluate, on_account_events
 from monitor.config import parse_config
 from monitor.db.engine import make_engine
 from monitor.db.migrate import upgrade
-from monitor.db.models import Alert, Delivery
+from monitor.db.models import Alert, Delivery, Target, TargetState
 from monitor.fleet.account_store import record
+from monitor.history.spans import REACHABLE
 from monitor.targets import sync_config_targets
 from tests.support import PG_TEST_DB, recreate_pg_database
 
@@ -139,3 +141,50 @@ def test_two_transactions_firing_one_alert_at_once_store_it_once_and_tell_it_onc
         [alert] = session.scalars(select(Alert).where(Alert.rule == "sla_breach"))
         assert alert.state == "firing"
         assert session.scalar(select(func.count()).select_from(Delivery)) == 1
+
+
+def test_a_recovery_recorded_while_the_sweep_reads_a_held_down_target_is_not_paged_again(
+    engine: Engine,
+) -> None:
+    # A discovered target down while its cloud lists it running: the sweep's held-down rule
+    # keeps its target_down firing. A round records its recovery (and resolves the alert)
+    # just after the sweep read it down: the sweep must not fire the alert again.
+    sessions = sessionmaker(bind=engine, expire_on_commit=False)
+    since = NOW - timedelta(minutes=5)
+    with sessions.begin() as session:
+        box = Target(name="disc-down", kind="http", url="http://127.0.0.1:9/", interval_s=5,
+                     timeout_s=5, source="discovery", discovered_by="aws-fleet",
+                     last_seen_at=NOW - timedelta(minutes=1), created_at=since)  # fmt: skip
+        session.add(box)
+        session.flush()
+        session.add(TargetState(target_id=box.id, vantage="*", series=REACHABLE, state="down",
+                                since=since))  # fmt: skip
+        facts = TargetFacts(box.name, "http", None, None, None, None)
+        apply(session, from_transition(facts, REACHABLE, "down", "up", since), CONFIG, since)
+    recovered: list[datetime] = []
+
+    def recover_after_the_states_are_read(
+        connection: Any, cursor: Any, statement: str, *args: Any
+    ) -> None:
+        if recovered or "JOIN target_states" not in statement:
+            return
+        at = NOW + timedelta(seconds=1)
+        recovered.append(at)
+        with sessions.begin() as other:  # what the recovering round commits
+            state = other.get(TargetState, (box.id, "*", REACHABLE))
+            assert state is not None
+            state.state, state.since = "up", at
+            apply(other, from_transition(facts, REACHABLE, "up", "down", at), CONFIG, at)
+
+    event.listen(engine, "after_cursor_execute", recover_after_the_states_are_read)
+    try:
+        with sessions.begin() as sweep:
+            evaluate(sweep, CONFIG, NOW + timedelta(seconds=2))
+    finally:
+        event.remove(engine, "after_cursor_execute", recover_after_the_states_are_read)
+    assert recovered, "the sweep never read the held-down targets"
+    with sessions() as session:
+        [alert] = session.scalars(select(Alert).where(Alert.rule == "target_down"))
+        assert (alert.state, alert.resolved_at) == ("resolved", NOW + timedelta(seconds=1))
+        events = session.scalars(select(Delivery.event).order_by(Delivery.id)).all()
+        assert events == ["firing", "resolved"]
