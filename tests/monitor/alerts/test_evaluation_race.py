@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -70,6 +71,17 @@ def engine() -> Iterator[Engine]:
     engine.dispose()
 
 
+@contextmanager
+def hooked(engine: Engine, after_each_statement: Any) -> Iterator[None]:
+    """``after_each_statement`` runs after each of the engine's statements, inside the block:
+    what another transaction commits at that moment of the sweep."""
+    event.listen(engine, "after_cursor_execute", after_each_statement)
+    try:
+        yield
+    finally:
+        event.remove(engine, "after_cursor_execute", after_each_statement)
+
+
 def test_an_alert_a_push_fires_while_the_sweep_reads_is_left_firing(engine: Engine) -> None:
     sessions = sessionmaker(bind=engine, expire_on_commit=False)
     with sessions.begin() as session:
@@ -87,12 +99,8 @@ def test_an_alert_a_push_fires_while_the_sweep_reads_is_left_firing(engine: Engi
             record(other, [ISSUE], at, "push")
             on_account_events(other, CONFIG, at)
 
-    event.listen(engine, "after_cursor_execute", push_after_the_events_are_read)
-    try:
-        with sessions.begin() as sweep:
-            evaluate(sweep, CONFIG, NOW + timedelta(seconds=1))
-    finally:
-        event.remove(engine, "after_cursor_execute", push_after_the_events_are_read)
+    with hooked(engine, push_after_the_events_are_read), sessions.begin() as sweep:
+        evaluate(sweep, CONFIG, NOW + timedelta(seconds=1))
     assert pushed, "the sweep never read the account events"
     with sessions() as session:
         [alert] = session.scalars(select(Alert).where(Alert.rule == "provider_event"))
@@ -176,12 +184,8 @@ def test_a_recovery_recorded_while_the_sweep_reads_a_held_down_target_is_not_pag
             state.state, state.since = "up", at
             apply(other, from_transition(facts, REACHABLE, "up", "down", at), CONFIG, at)
 
-    event.listen(engine, "after_cursor_execute", recover_after_the_states_are_read)
-    try:
-        with sessions.begin() as sweep:
-            evaluate(sweep, CONFIG, NOW + timedelta(seconds=2))
-    finally:
-        event.remove(engine, "after_cursor_execute", recover_after_the_states_are_read)
+    with hooked(engine, recover_after_the_states_are_read), sessions.begin() as sweep:
+        evaluate(sweep, CONFIG, NOW + timedelta(seconds=2))
     assert recovered, "the sweep never read the held-down targets"
     with sessions() as session:
         [alert] = session.scalars(select(Alert).where(Alert.rule == "target_down"))
