@@ -36,7 +36,8 @@ TRIM_EVERY_S = 60.0
 
 
 def connect() -> None:
-    """Freeze the startup heap when this process's worker is ready (once per process)."""
+    """When this process's worker is ready: freeze its startup heap, and trim freed memory
+    every ``TRIM_EVERY_S`` until it shuts down (once per process)."""
     worker_ready.connect(freeze_startup_heap, weak=False, dispatch_uid="slamon-heap-freeze")
     trimmer = FreedMemoryTrimmer()
     worker_ready.connect(trimmer.start, weak=False, dispatch_uid="slamon-heap-trim")
