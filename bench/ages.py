@@ -12,6 +12,8 @@ For each age (``fresh``, ``1d``, ``7d``, ``14d``, or any ``Nd``/``Nh``):
 1. slamon's database is seeded (bench/ages_seed.py): raw probe rows within retention, minute and
    hour rollups by slamon's own rollup, outages, observed windows, alerts and deliveries, at
    ``--failure-rate``; PostgreSQL ``<--pg-database>_<age>`` or ``<--work>/sqlite-<age>/slamon.db``.
+   With ``--pattern 1d`` one day is seeded probe by probe and its rollups and evidence repeated
+   over the rest of the age (``ages_seed.Replay``).
 2. The peer's TSDB of the same age is built (bench/ages_peer.py, ``<--work>/peer-<age>``, one
    for both backends with ``--keep`` then ``--reuse``) from a real capture of the peer probing
    the same targets, with ``promtool tsdb create-blocks-from openmetrics`` (``--peer-jobs`` at
@@ -718,6 +720,7 @@ SEED_KEYS = (
     "failure_rate",
     "blip_rate",
     "outage_minutes",
+    "pattern",
     "pg_database",
     "base_port",
 )
@@ -750,7 +753,14 @@ def seed_slamon(age: Age, urls: list[str], args: argparse.Namespace) -> dict[str
     say(f"{age.label}: seeding slamon ({args.backend}), {args.targets} targets every "
         f"{args.interval:g} s")  # fmt: skip
     shape = age.shape
-    counts = ages_seed.seed(age.database_url, age.config.read_text(), shape, say=_indented)
+    pattern = getattr(args, "pattern", None)
+    counts = ages_seed.seed(
+        age.database_url,
+        age.config.read_text(),
+        shape,
+        say=_indented,
+        pattern=ages_seed.parse_age(pattern) if pattern else None,
+    )
     seeded = {
         "parameters": wanted,
         "shape": {k: getattr(shape, k) for k in ("targets", "interval_s", "vantage", "failure_rate",
@@ -973,6 +983,10 @@ def main() -> None:
         "--blip-rate", type=float, default=0.0002, help="share of slots failing alone"
     )
     parser.add_argument("--outage-minutes", type=float, default=5.0, help="mean outage length")
+    parser.add_argument(
+        "--pattern",
+        help="seed this much (whole hours: 1d, 6h) probe by probe and repeat it over the age",
+    )
     parser.add_argument("--prune-check", action="store_true", help="time pruning at the last age")
     parser.add_argument("--prune-span", default="1d", help="how much the prune check prunes")
     parser.add_argument("--prune-timeout", type=float, default=1800.0)

@@ -30,6 +30,10 @@ What the running service writes, and how it is written here:
   ``monitor_ticks`` (one per tick bucket): inserted through slamon's tables, with the history
   triggers firing as they do, and the change log pruned as the rollup task prunes it.
 
+With a ``pattern`` (``Replay``), a week or two is the first whole day (say) seeded as above,
+then its rollups and evidence copied forward a day at a time, its episodes' outages, alerts
+and deliveries with them, and the last part hour seeded as above again.
+
 Nothing here runs the service; ``bench/ages.py`` does.
 """
 
@@ -40,7 +44,7 @@ import math
 import random
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -64,6 +68,7 @@ from monitor.db.models import (
     Target,
     TargetState,
 )
+from monitor.db.types import UTCDateTime
 from monitor.probes.rollup import compact_raw, roll_up
 from monitor.probes.schedule import GOLDEN
 from monitor.targets import sync_config_targets
@@ -126,16 +131,29 @@ class Shape:
 @dataclass(frozen=True, slots=True)
 class Episode:
     """``slots`` failed probes of one target from slot number ``first`` (on the epoch grid);
-    one slot is a blip (its re-probe succeeds), two or more an outage."""
+    one slot is a blip (its re-probe succeeds), two or more an outage. A replayed episode
+    (``--pattern``) is its source's rows copied ``shift_slots`` slots later: its times are the
+    source's moved by that much (``at``), its own slots' delays are not recomputed."""
 
     target_id: int
     first: int
     slots: int
     kind: str
+    shift_slots: int = 0
 
     @property
     def outage(self) -> bool:
         return self.slots >= 2
+
+    @property
+    def recovered(self) -> int:
+        """The slot of its recovery (the first success after it), copy shift included."""
+        return self.first + self.slots + self.shift_slots
+
+    def at(self, k: int, shape: Shape) -> datetime:
+        """The stored time of its source's slot ``k``, moved by its shift."""
+        moved = timedelta(microseconds=self.shift_slots * shape.interval_us)
+        return slot_at(k, self.target_id, shape) + moved
 
 
 def parse_age(text: str) -> timedelta:
@@ -277,9 +295,17 @@ def fresh_database(url: str) -> sa.Engine:
     return engine
 
 
-def seed(url: str, config_text: str, shape: Shape, say: Any = print) -> dict[str, Any]:
+def seed(
+    url: str,
+    config_text: str,
+    shape: Shape,
+    say: Any = print,
+    pattern: timedelta | None = None,
+) -> dict[str, Any]:
     """Make the database at ``url`` hold ``shape``'s history (see the module docstring);
-    what was written, by table."""
+    what was written, by table. With ``pattern`` (whole hours), only the start and the last
+    part hour are written probe by probe; the history in between is the first ``pattern`` of
+    it replayed (``Replay``)."""
     began = time.perf_counter()
     engine = fresh_database(url)
     sessions = make_sessionmaker(engine)
@@ -288,10 +314,25 @@ def seed(url: str, config_text: str, shape: Shape, say: Any = print) -> dict[str
         sync_config_targets(session, config, shape.start)
     ids = _target_ids(engine)
     names = _target_names(engine)
-    episodes = plan_episodes(shape, ids) if shape.age else []
     counts: dict[str, int] = {}
+    replay = Replay.of(shape, pattern) if shape.age and pattern else None
+    if replay is None:
+        episodes = plan_episodes(shape, ids) if shape.age else []
+        if shape.age:
+            counts["probe_results"] = _raw(engine, sessions, shape, ids, episodes, say)
+    else:
+        episodes = replay.source_episodes(ids)
+        counts["probe_results"] = _raw(engine, sessions, replay.head, ids, episodes, say)
+        copied, episodes = _replay(engine, replay, episodes, say)
+        counts["probe_results"] += copied
+        counts["probes_replayed"] = copied
+        if replay.tail is not None:
+            tail = plan_episodes(replay.tail, ids)
+            counts["probe_results"] += _raw(
+                engine, sessions, replay.tail, ids, tail, say, first_kept=False
+            )
+            episodes = sorted([*episodes, *tail], key=lambda e: (e.recovered, e.target_id))
     if shape.age:
-        counts["probe_results"] = _raw(engine, sessions, shape, ids, episodes, say)
         counts |= _history(engine, config, shape, ids, names, episodes)
     with sessions.begin() as session:
         prune_changes(session)
@@ -303,6 +344,164 @@ def seed(url: str, config_text: str, shape: Shape, say: Any = print) -> dict[str
         + ", ".join(f"{k} {v:,}" for k, v in counts.items() if k != "seconds")
     )
     return counts
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """A history written as one ``pattern`` repeated: ``head`` (from the history's start to
+    ``source`` + ``pattern``) is seeded probe by probe; the rollups and evidence of
+    [``source``, ``source`` + ``pattern``), whole hours, are copied forward a ``pattern`` at a
+    time up to ``until``, the history's last whole hour; ``tail`` (the part hour after it) is
+    seeded probe by probe again. Episodes near ``source`` are left out, so that none is cut in
+    two (those near the head's end are, as near every history's ends)."""
+
+    shape: Shape
+    pattern: timedelta
+    source: datetime
+    until: datetime
+    head: Shape
+    tail: Shape | None
+
+    @classmethod
+    def of(cls, shape: Shape, pattern: timedelta) -> Replay | None:
+        """The replay of ``shape`` by ``pattern``, or None when the history is too short to
+        repeat anything (the first probes, a source and one copy) and is seeded whole."""
+        if pattern.total_seconds() % 3600 or pattern <= timedelta(0):
+            raise ValueError(f"pattern {pattern}: a whole number of hours")
+        if (3600 * US) % shape.interval_us:
+            raise ValueError(f"pattern: the interval ({shape.interval_s:g} s) must divide an hour")
+        margin = timedelta(seconds=2 * shape.interval_s + 10)  # the first probes stay in the head
+        earliest = _ceil_hour(shape.start + margin)
+        until = _floor_hour(shape.end)
+        copies = (until - earliest) // pattern - 1
+        if copies < 1:
+            return None
+        source = until - (copies + 1) * pattern
+        head = replace(shape, age=source + pattern - shape.start, end=source + pattern)
+        tail = replace(shape, age=shape.end - until, end=shape.end) if until < shape.end else None
+        return cls(shape, pattern, source, until, head, tail)
+
+    def source_episodes(self, ids: list[int]) -> list[Episode]:
+        """The head's episodes, less those within three slots of ``source``."""
+        at = int(self.source.timestamp() * US) // self.shape.interval_us
+        return [
+            e
+            for e in plan_episodes(self.head, ids)
+            if e.first + e.slots < at - 3 or e.first > at + 3
+        ]
+
+    def copies(self) -> Iterator[datetime]:
+        """Where each copy starts; it is [source, source + pattern) moved ``start - source``."""
+        start = self.source + self.pattern
+        while start < self.until:
+            yield start
+            start += self.pattern
+
+
+def _ceil_hour(at: datetime) -> datetime:
+    floor = _floor_hour(at)
+    return floor if floor == at else floor + timedelta(hours=1)
+
+
+def _floor_hour(at: datetime) -> datetime:
+    return at.replace(minute=0, second=0, microsecond=0)
+
+
+# the source's rows kept whole: its evidence, and the rows of its last minutes that compaction
+# has not moved yet (it moves the rows not routine)
+KEPT = """
+SELECT target_id, vantage, at, ok, usable, latency_ms, status_code, error_kind, error, detail
+FROM probe_evidence WHERE at >= :lo AND at < :hi
+UNION ALL
+SELECT target_id, vantage, at, ok, usable, latency_ms, status_code, error_kind, error, detail
+FROM probe_results WHERE NOT routine AND at >= :lo AND at < :hi
+"""
+COPY_SQLITE = {
+    "probe_rollups": """
+INSERT INTO probe_rollups (target_id, resolution, bucket_start, count, failures, unknown,
+                           latency_p50_ms, latency_p95_ms, latency_max_ms)
+SELECT target_id, resolution,
+       datetime(bucket_start, printf('+%d seconds', :shift)) || substr(bucket_start, 20),
+       count, failures, unknown, latency_p50_ms, latency_p95_ms, latency_max_ms
+FROM probe_rollups WHERE bucket_start >= :lo AND bucket_start < :hi
+ORDER BY bucket_start, resolution, target_id
+""",
+    "probe_evidence": f"""
+INSERT INTO probe_evidence (target_id, vantage, at, ok, usable, latency_ms, status_code,
+                            error_kind, error, detail)
+SELECT target_id, vantage, datetime(at, printf('+%d seconds', :shift)) || substr(at, 20),
+       ok, usable, latency_ms, status_code, error_kind, error, detail
+FROM ({KEPT}) AS kept ORDER BY at
+""",
+}
+COPIED_PROBES = """
+SELECT coalesce(sum(count), 0) FROM probe_rollups
+WHERE resolution = 'minute' AND bucket_start >= :lo AND bucket_start < :hi
+"""
+COPY_POSTGRES = {
+    "probe_rollups": """
+INSERT INTO probe_rollups (target_id, resolution, bucket_start, count, failures, unknown,
+                           latency_p50_ms, latency_p95_ms, latency_max_ms)
+SELECT target_id, resolution, bucket_start + :shift * INTERVAL '1 second',
+       count, failures, unknown, latency_p50_ms, latency_p95_ms, latency_max_ms
+FROM probe_rollups WHERE bucket_start >= :lo AND bucket_start < :hi
+ORDER BY bucket_start, resolution, target_id
+""",
+    "probe_evidence": f"""
+INSERT INTO probe_evidence (target_id, vantage, at, ok, usable, latency_ms, status_code,
+                            error_kind, error, detail)
+SELECT target_id, vantage, at + :shift * INTERVAL '1 second',
+       ok, usable, latency_ms, status_code, error_kind, error, detail
+FROM ({KEPT}) AS kept ORDER BY at
+""",
+}
+
+
+def _replay(
+    engine: sa.Engine, replay: Replay, episodes: list[Episode], say: Any
+) -> tuple[int, list[Episode]]:
+    """Copy the source's minute and hour rollups and its evidence forward, copy by copy in
+    time order (as the service appends them); the probes the copies stand for (their minute
+    rollups' counts), and every episode, the copies' included."""
+    postgres = engine.dialect.name == "postgresql"
+    statements = COPY_POSTGRES if postgres else COPY_SQLITE
+    interval_us = replay.shape.interval_us
+    every = list(episodes)
+    probes, began = 0, time.perf_counter()
+    for start in replay.copies():
+        shift = start - replay.source
+        bounds = {
+            "lo": replay.source,
+            "hi": replay.source + replay.pattern,
+            "shift": int(shift.total_seconds()),
+        }
+        with engine.begin() as c:
+            if postgres:  # no FK trigger per row (the rows name seeded targets)
+                c.execute(sa.text("SET LOCAL session_replication_role = replica"))
+            for sql in statements.values():
+                c.execute(_typed(sa.text(sql)), bounds)
+            probes += int(c.execute(_typed(sa.text(COPIED_PROBES)), bounds).scalar_one())
+        slots = int(shift.total_seconds() * US) // interval_us
+        every += [
+            replace(e, shift_slots=slots)
+            for e in episodes
+            if e.at(e.first, replay.shape) >= replay.source
+        ]
+        say(
+            f"  replayed to {start + replay.pattern:%Y-%m-%d %H:%M}: {probes:,} probes "
+            f"so far, {time.perf_counter() - began:.0f} s"
+        )
+    if postgres:
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
+            c.execute(sa.text("VACUUM ANALYZE probe_rollups, probe_evidence"))
+    return probes, sorted(every, key=lambda e: (e.recovered, e.target_id))
+
+
+def _typed(statement: sa.TextClause) -> sa.TextClause:
+    """The copy statements' bounds as slamon stores times (naive UTC text on SQLite)."""
+    return statement.bindparams(
+        sa.bindparam("lo", type_=UTCDateTime()), sa.bindparam("hi", type_=UTCDateTime())
+    )
 
 
 def _target_ids(engine: sa.Engine) -> list[int]:
@@ -322,9 +521,11 @@ def _raw(
     ids: list[int],
     episodes: list[Episode],
     say: Any,
+    first_kept: bool = True,
 ) -> int:
-    """The raw rows, an hour per statement in time order, the hour's failures written over
-    them and its re-probes added, then slamon's rollup; rows written."""
+    """The raw rows, five minutes per statement in time order, their failures written over
+    them and their re-probes added, then slamon's rollup and compaction; rows written. With
+    ``first_kept`` each target's first probe is kept whole (the history's start)."""
     postgres = engine.dialect.name == "postgresql"
     step = shape.interval_us
     phases = sorted((phase_us(t, step), t) for t in ids)
@@ -363,7 +564,7 @@ def _raw(
             if not postgres:  # the driver's rowcount is -1 for SQLite's INSERT … WITH
                 written = int(c.execute(sa.text("SELECT changes()")).scalar_one())
             rows += written
-            if n == 1:  # each target's first probe is kept whole
+            if n == 1 and first_kept:  # each target's first probe is kept whole
                 c.execute(
                     sa.text(
                         "UPDATE probe_results SET routine = false WHERE id IN "
@@ -538,8 +739,7 @@ def _last_slot(shape: Shape, target_id: int) -> int:
 
 def _outage_rows(shape: Shape, outages: list[Episode]) -> Iterator[dict[str, Any]]:
     for e in outages:
-        start = slot_at(e.first, e.target_id, shape)
-        end = slot_at(e.first + e.slots, e.target_id, shape)
+        start, end = e.at(e.first, shape), e.at(e.first + e.slots, shape)
         confirmed = start + timedelta(seconds=RETRY_S, microseconds=17_000)
         for series in ("reachable", "usable"):
             yield {
@@ -564,8 +764,7 @@ def _alert_rows(
     for e in outages:
         name = names[e.target_id]
         facts = TargetFacts(name, "http", None, None, None, None)
-        start = slot_at(e.first, e.target_id, shape)
-        end = slot_at(e.first + e.slots, e.target_id, shape)
+        start, end = e.at(e.first, shape), e.at(e.first + e.slots, shape)
         fired_at = start + timedelta(seconds=RETRY_S, microseconds=20_000)
         resolved_at = end + timedelta(seconds=RETRY_S, microseconds=20_000)
         (down,) = from_transition(facts, "reachable", "down", "up", start)
@@ -624,13 +823,19 @@ def _window_rows(shape: Shape, ids: list[int]) -> Iterator[dict[str, Any]]:
 def _state_rows(shape: Shape, ids: list[int], outages: list[Episode]) -> Iterator[dict[str, Any]]:
     """Up, as the last probe left each target: since its last recovery (or the start), a
     success streak as long as the probes since (the vantage's rows; the quorum's count none)."""
-    back: dict[int, int] = {}
+    back: dict[int, Episode] = {}
     for e in outages:
-        back[e.target_id] = max(back.get(e.target_id, 0), e.first + e.slots)
+        if e.target_id not in back or e.recovered > back[e.target_id].recovered:
+            back[e.target_id] = e
     for t in ids:
-        first = back.get(t, first_slot_index(t, shape))
         last = _last_slot(shape, t)
-        since, last_at = slot_at(first, t, shape), slot_at(last, t, shape)
+        if t in back:
+            e = back[t]
+            first, since = e.recovered, e.at(e.first + e.slots, shape)
+        else:
+            first = first_slot_index(t, shape)
+            since = slot_at(first, t, shape)
+        last_at = slot_at(last, t, shape)
         for vantage, successes in ((shape.vantage, last - first + 1), ("*", 0)):
             for series in ("reachable", "usable"):
                 yield {
