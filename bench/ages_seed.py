@@ -407,54 +407,44 @@ def _floor_hour(at: datetime) -> datetime:
     return at.replace(minute=0, second=0, microsecond=0)
 
 
+ROLLUP_COLUMNS = "count, failures, unknown, latency_p50_ms, latency_p95_ms, latency_max_ms"
+EVIDENCE_COLUMNS = "ok, usable, latency_ms, status_code, error_kind, error, detail"
 # the source's rows kept whole: its evidence, and the rows of its last minutes that compaction
 # has not moved yet (it moves the rows not routine)
-KEPT = """
-SELECT target_id, vantage, at, ok, usable, latency_ms, status_code, error_kind, error, detail
+KEPT = f"""
+SELECT target_id, vantage, at, {EVIDENCE_COLUMNS}
 FROM probe_evidence WHERE at >= :lo AND at < :hi
 UNION ALL
-SELECT target_id, vantage, at, ok, usable, latency_ms, status_code, error_kind, error, detail
+SELECT target_id, vantage, at, {EVIDENCE_COLUMNS}
 FROM probe_results WHERE NOT routine AND at >= :lo AND at < :hi
 """
-COPY_SQLITE = {
-    "probe_rollups": """
-INSERT INTO probe_rollups (target_id, resolution, bucket_start, count, failures, unknown,
-                           latency_p50_ms, latency_p95_ms, latency_max_ms)
-SELECT target_id, resolution,
-       datetime(bucket_start, printf('+%d seconds', :shift)) || substr(bucket_start, 20),
-       count, failures, unknown, latency_p50_ms, latency_p95_ms, latency_max_ms
-FROM probe_rollups WHERE bucket_start >= :lo AND bucket_start < :hi
-ORDER BY bucket_start, resolution, target_id
-""",
-    "probe_evidence": f"""
-INSERT INTO probe_evidence (target_id, vantage, at, ok, usable, latency_ms, status_code,
-                            error_kind, error, detail)
-SELECT target_id, vantage, datetime(at, printf('+%d seconds', :shift)) || substr(at, 20),
-       ok, usable, latency_ms, status_code, error_kind, error, detail
-FROM ({KEPT}) AS kept ORDER BY at
-""",
-}
 COPIED_PROBES = """
 SELECT coalesce(sum(count), 0) FROM probe_rollups
 WHERE resolution = 'minute' AND bucket_start >= :lo AND bucket_start < :hi
 """
-COPY_POSTGRES = {
-    "probe_rollups": """
-INSERT INTO probe_rollups (target_id, resolution, bucket_start, count, failures, unknown,
-                           latency_p50_ms, latency_p95_ms, latency_max_ms)
-SELECT target_id, resolution, bucket_start + :shift * INTERVAL '1 second',
-       count, failures, unknown, latency_p50_ms, latency_p95_ms, latency_max_ms
+# a stored time moved :shift seconds on: SQLite keeps naive text with six decimals
+SHIFTED = {
+    "sqlite": "datetime({0}, printf('+%d seconds', :shift)) || substr({0}, 20)",
+    "postgresql": "{0} + :shift * INTERVAL '1 second'",
+}
+
+
+def copy_statements(dialect: str) -> list[str]:
+    """The source's rollups, then its rows kept whole, copied :shift seconds on, in time order."""
+    shifted = SHIFTED[dialect]
+    return [
+        f"""
+INSERT INTO probe_rollups (target_id, resolution, bucket_start, {ROLLUP_COLUMNS})
+SELECT target_id, resolution, {shifted.format("bucket_start")}, {ROLLUP_COLUMNS}
 FROM probe_rollups WHERE bucket_start >= :lo AND bucket_start < :hi
 ORDER BY bucket_start, resolution, target_id
 """,
-    "probe_evidence": f"""
-INSERT INTO probe_evidence (target_id, vantage, at, ok, usable, latency_ms, status_code,
-                            error_kind, error, detail)
-SELECT target_id, vantage, at + :shift * INTERVAL '1 second',
-       ok, usable, latency_ms, status_code, error_kind, error, detail
+        f"""
+INSERT INTO probe_evidence (target_id, vantage, at, {EVIDENCE_COLUMNS})
+SELECT target_id, vantage, {shifted.format("at")}, {EVIDENCE_COLUMNS}
 FROM ({KEPT}) AS kept ORDER BY at
 """,
-}
+    ]
 
 
 def _replay(
@@ -464,7 +454,7 @@ def _replay(
     time order (as the service appends them); the probes the copies stand for (their minute
     rollups' counts), and every episode, the copies' included."""
     postgres = engine.dialect.name == "postgresql"
-    statements = COPY_POSTGRES if postgres else COPY_SQLITE
+    statements = copy_statements(engine.dialect.name)
     interval_us = replay.shape.interval_us
     every = list(episodes)
     probes, began = 0, time.perf_counter()
@@ -478,7 +468,7 @@ def _replay(
         with engine.begin() as c:
             if postgres:  # no FK trigger per row (the rows name seeded targets)
                 c.execute(sa.text("SET LOCAL session_replication_role = replica"))
-            for sql in statements.values():
+            for sql in statements:
                 c.execute(_typed(sa.text(sql)), bounds)
             probes += int(c.execute(_typed(sa.text(COPIED_PROBES)), bounds).scalar_one())
         slots = int(shift.total_seconds() * US) // interval_us
