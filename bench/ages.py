@@ -17,7 +17,7 @@ For each age (``fresh``, ``1d``, ``7d``, ``14d``, or any ``Nd``/``Nh``):
 2. The peer's TSDB of the same age is built (bench/ages_peer.py, ``<--work>/peer-<age>``, one
    for both backends with ``--keep`` then ``--reuse``) from a real capture of the peer probing
    the same targets, with ``promtool tsdb create-blocks-from openmetrics`` (``--peer-jobs`` at
-   once), and compacted by Prometheus.
+   once), and compacted by Prometheus; in a process of its own, while step 1 runs.
 3. ``--runs`` times, one after the other: the peer (Prometheus on that TSDB, scraping
    blackbox_exporter for the N targets as bench/peer.py does), then slamon (``slamon run`` on
    SQLite; ``slamon worker`` + ``slamon beat`` + ``slamon api`` on PostgreSQL and Redis) on the
@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import shutil
 import signal
@@ -61,6 +62,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -707,8 +709,12 @@ def prepare(
     )
     tsdb = args.work / f"peer-{label}" / "tsdb"  # the same for both backends: --keep, --reuse
     age = Age(label, shape, folder, url, folder / "slamon.yaml", tsdb)
-    age.seeded = seed_slamon(age, urls, args)
-    age.seeded["peer"] = seed_peer(age, series, args)
+    # the peer's TSDB is built in a process of its own while slamon's database is seeded: the
+    # two share the machine's cores instead of taking turns
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        peer_seeding = pool.submit(seed_peer, age, series, args)
+        age.seeded = seed_slamon(age, urls, args)
+        age.seeded["peer"] = peer_seeding.result()
     print_seeded(age)
     return age
 
