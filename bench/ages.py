@@ -730,7 +730,7 @@ SEED_KEYS = (
     "pg_database",
     "base_port",
 )
-PEER_KEYS = ("targets", "interval", "base_port")
+PEER_KEYS = ("targets", "interval", "base_port", "pattern")
 
 
 def _seeded(meta: Path, wanted: dict[str, Any], reuse: bool) -> dict[str, Any] | None:
@@ -793,8 +793,12 @@ def seed_peer(age: Age, series: list[ages_peer.Series], args: argparse.Namespace
     if age.shape.age:
         say(f"{age.label}: seeding the peer's TSDB")
         shape = age.shape
-        built = ages_peer.build(series, args.interval, shape.start, shape.end, age.tsdb,
-                                jobs=args.peer_jobs, say=_indented)  # fmt: skip
+        pattern = getattr(args, "pattern", None)
+        built = ages_peer.build(
+            series, args.interval, shape.start, shape.end, age.tsdb, jobs=args.peer_jobs,
+            say=_indented,
+            pattern_s=int(ages_seed.parse_age(pattern).total_seconds()) if pattern else None,
+        )  # fmt: skip
         age.tsdb.mkdir(parents=True, exist_ok=True)
     seeded = {"parameters": wanted, "build": built, "disk": ages_peer.footprint(age.tsdb)}
     meta.write_text(json.dumps(seeded, indent=1))

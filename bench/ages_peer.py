@@ -19,12 +19,13 @@ import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import peer
+import tsdb_shift
 from measure import wait_for
 
 BLOCK_S = 7200  # promtool's and Prometheus' smallest block
@@ -105,17 +106,56 @@ def build(
     folder: Path,
     jobs: int = 2,
     say: Any = print,
+    pattern_s: int | None = None,
 ) -> dict[str, Any]:
     """Blocks for [start, end) under ``folder`` (made afresh), one promtool run per aligned
     two-hour block (up to ``jobs`` at once, the next block's text written meanwhile), then
-    compacted by Prometheus (``settle``); figures of the build."""
+    compacted by Prometheus (``settle``); figures of the build.
+
+    With ``pattern_s`` (whole two-hour blocks) promtool builds the first whole ``pattern_s``
+    of blocks and the part blocks at either end; every other whole block is a copy of the
+    block a whole number of patterns before it, moved forward (bench/tsdb_shift.py): the
+    samples repeat with the pattern (``repeating``), so the copy is the block promtool would
+    have built."""
+    began = time.perf_counter()
+    written = write_blocks(series, interval_s, start, end, folder, jobs, say, pattern_s)
+    settled = settle(folder)
+    say(
+        f"  peer TSDB: {written['samples']:,} samples in {written['blocks_written']} blocks "
+        f"({written['blocks_copied']} of them copies), compacted by Prometheus into {settled} "
+        f"({peer.du(folder) / 1e6:,.1f} MB) in {time.perf_counter() - began:.0f} s"
+    )
+    return written | {"blocks": settled}
+
+
+def write_blocks(
+    series: list[Series],
+    interval_s: float,
+    start: datetime,
+    end: datetime,
+    folder: Path,
+    jobs: int = 2,
+    say: Any = print,
+    pattern_s: int | None = None,
+) -> dict[str, Any]:
+    """The two-hour blocks of :func:`build` under ``folder`` (made afresh), not compacted."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     began = time.perf_counter()
     lo, hi = start.timestamp(), end.timestamp()
     blocks = list(range(int(lo // BLOCK_S) * BLOCK_S, int(hi), BLOCK_S))
+    copies: dict[int, int] = {}  # block -> the block it copies
+    if pattern_s:
+        series = repeating(series, interval_s, pattern_s)
+        first_whole = blocks[0] if blocks[0] >= lo else blocks[0] + BLOCK_S
+        copies = {
+            b: first_whole + (b - first_whole) % pattern_s
+            for b in blocks
+            if b - pattern_s >= first_whole and b + BLOCK_S <= hi
+        }
+    built = [b for b in blocks if b not in copies]
     samples, running = 0, []
-    for n, block in enumerate(blocks, 1):
+    for n, block in enumerate(built, 1):
         text = folder.parent / f"{folder.name}-{n}.om"
         with text.open("w") as out:
             for chunk in openmetrics_lines(
@@ -128,21 +168,55 @@ def build(
             _finish(running.pop(0))
         command = ["promtool", "tsdb", "create-blocks-from", "openmetrics", "-q", str(text)]
         running.append((subprocess.Popen([*command, str(folder)], stderr=subprocess.PIPE), text))
-        if n % 12 == 0 or n == len(blocks):
+        if n % 12 == 0 or n == len(built):
             elapsed = time.perf_counter() - began
             say(
-                f"  peer blocks {n:>4}/{len(blocks)}  {samples:>14,} samples  {elapsed:7.0f} s  "
-                f"eta {elapsed / n * (len(blocks) - n):6.0f} s"
+                f"  peer blocks {n:>4}/{len(built)}  {samples:>14,} samples  {elapsed:7.0f} s  "
+                f"eta {elapsed / n * (len(built) - n):6.0f} s"
             )
     for job in running:
         _finish(job)
-    before = len(list(folder.glob("01*")))
-    settled = settle(folder)
-    say(
-        f"  peer TSDB: {samples:,} samples in {before} blocks, compacted by Prometheus into "
-        f"{settled} ({peer.du(folder) / 1e6:,.1f} MB) in {time.perf_counter() - began:.0f} s"
-    )
-    return {"samples": samples, "blocks_written": before, "blocks": settled}
+    if copies:
+        samples += copy_forward(folder, copies, say)
+    return {
+        "samples": samples,
+        "blocks_written": len(list(folder.glob("01*"))),
+        "blocks_copied": len(copies),
+    }
+
+
+def repeating(series: list[Series], interval_s: float, pattern_s: int) -> list[Series]:
+    """``series`` with each one's captured values (and jitter) cut to the longest run that
+    repeats a whole number of times in ``pattern_s`` (pure): a capture of 60 s at 5 s holds 12
+    or 13 samples, and 13 does not divide a day's 17,280."""
+    per_pattern = pattern_s / interval_s
+    if pattern_s % BLOCK_S or per_pattern != int(per_pattern):
+        raise ValueError(
+            f"a pattern of {pattern_s} s is not whole two-hour blocks of {interval_s:g} s samples"
+        )
+    cut = []
+    for s in series:
+        count = max(c for c in range(1, len(s.values) + 1) if int(per_pattern) % c == 0)
+        cut.append(replace(s, values=s.values[:count], jitter=s.jitter[:count]))
+    return cut
+
+
+def copy_forward(folder: Path, copies: dict[int, int], say: Any = print) -> int:
+    """Make each block of ``copies`` (block start -> the start of the block it copies) from
+    the block promtool built, moved forward; the samples copied."""
+    began = time.perf_counter()
+    built: dict[int, Path] = {}
+    for block in folder.glob("01*"):
+        meta = json.loads((block / "meta.json").read_text())
+        built[meta["minTime"] // 1000 // BLOCK_S * BLOCK_S] = block
+    samples = 0
+    for n, (block, source) in enumerate(sorted(copies.items()), 1):
+        original = built[source]
+        tsdb_shift.shift_block(original, folder, (block - source) * 1000)
+        samples += json.loads((original / "meta.json").read_text())["stats"]["numSamples"]
+        if n % 12 == 0 or n == len(copies):
+            say(f"  peer blocks copied {n:>4}/{len(copies)}  {time.perf_counter() - began:7.0f} s")
+    return samples
 
 
 def _finish(job: tuple[subprocess.Popen[bytes], Path]) -> None:
