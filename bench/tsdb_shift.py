@@ -14,7 +14,7 @@ https://github.com/prometheus/prometheus/tree/main/tsdb/docs/format):
 A varint that would change length (a timestamp crossing 2^41 ms, in 2039) is refused, since every
 reference into the files would move. The copy of a block that promtool built from samples
 repeating with a period dividing ``delta_ms`` is the block promtool would build from the moved
-samples, byte for byte but for its ULID (``tests/test_tsdb_shift.py`` compares the two with
+samples, byte for byte but for its ULID (``tests/test_bench_tsdb_shift.py`` compares the two with
 ``promtool tsdb dump``).
 """
 
