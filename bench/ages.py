@@ -264,7 +264,8 @@ def union(*selectors: Callable[[], Iterable[int]]) -> Callable[[], list[int]]:
 @dataclass
 class Slamon:
     """slamon as a user runs it on ``backend``: ``slamon run`` (SQLite), or ``slamon worker``,
-    ``slamon beat`` and ``slamon api`` (PostgreSQL + Redis), over an existing database."""
+    ``slamon beat`` and ``slamon api`` (PostgreSQL + Redis; with ``layout`` ``single``, ``slamon
+    worker --beat --api``, all three in one process), over an existing database."""
 
     backend: str
     database_url: str
@@ -273,6 +274,7 @@ class Slamon:
     api_port: int
     redis_url: str
     vantage: str
+    layout: str = "services"
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     def __enter__(self) -> Slamon:
@@ -296,6 +298,8 @@ class Slamon:
                 [bin_, "beat"],
                 [bin_, "api", "--port", str(self.api_port)],
             ]
+            if self.layout == "single":
+                commands = [[bin_, "worker", "--beat", "--api", f"127.0.0.1:{self.api_port}"]]
         log = (self.folder / "slamon.log").open("ab")
         for argv in commands:
             self.processes.append(
@@ -407,7 +411,7 @@ def measure_slamon(
     interval = age.shape.interval_s
     with Slamon(
         args.backend, age.database_url, config or age.config, age.folder, args.api_port,
-        args.redis_url, age.shape.vantage,
+        args.redis_url, age.shape.vantage, args.layout,
     ) as running:  # fmt: skip
         started = datetime.now(UTC)
         wait_for(lambda: first_round_done(engine, started, age.shape.targets), 180 + args.warmup,
@@ -563,7 +567,7 @@ def prune_check(age: Age, args: argparse.Namespace) -> dict[str, Any]:
     )
     due = _rows_before(engine, datetime.now(UTC) - keep)
     with Slamon(args.backend, age.database_url, pruning_config, age.folder, args.api_port,
-                args.redis_url, age.shape.vantage) as running:  # fmt: skip
+                args.redis_url, age.shape.vantage, args.layout) as running:  # fmt: skip
         started = datetime.now(UTC)
         tape = ProbeTape(engine, window_start(started, interval))
         tape.start()
@@ -884,7 +888,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             lines = age_lines(label, entry["runs"], fresh_cpu)
             entry["table"] = [line.cells() for line in lines]
             print(f"\n== age {label}: {args.targets} targets every {args.interval:g} s, "
-                  f"{args.backend}, median of {args.runs} run(s) ==")  # fmt: skip
+                  f"{deployment(args)}, median of {args.runs} run(s) ==")  # fmt: skip
             print(render(lines), flush=True)
             if args.prune_check and label == labels[-1]:
                 entry["prune_check"] = prune_check(age, args)
@@ -935,7 +939,7 @@ def print_prune(found: dict[str, Any]) -> None:
 
 
 def print_summary(results: dict[str, Any], args: argparse.Namespace) -> None:
-    print(f"\n== by age: {args.targets} targets every {args.interval:g} s, {args.backend} "
+    print(f"\n== by age: {args.targets} targets every {args.interval:g} s, {deployment(args)} "
           f"(medians of {args.runs}) ==")  # fmt: skip
     head = ["age", "CPU ms/probe", "peer", "s/p", "vs fresh", "RSS end MiB", "slope MiB/h",
             "disk MB", "peer MB", "s/p"]  # fmt: skip
@@ -959,6 +963,13 @@ def print_summary(results: dict[str, Any], args: argparse.Namespace) -> None:
         print(" | ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)))
         if n == 0:
             print("-|-".join("-" * w for w in widths))
+
+
+def deployment(args: argparse.Namespace) -> str:
+    """The backend, and on PostgreSQL the process layout measured."""
+    if args.backend == "sqlite":
+        return "sqlite (slamon run)"
+    return "postgres (worker, beat, api)" if args.layout == "services" else "postgres (one process)"
 
 
 def write_json(path: Path, results: dict[str, Any]) -> None:
@@ -1011,12 +1022,20 @@ def main() -> None:
     parser.add_argument("--seed-only", action="store_true", help="seed (and keep), measure nothing")
     parser.add_argument("--pg-database", default="slamon_bench_ages", help="prefix: <it>_<age>")
     parser.add_argument("--redis-url", default=slamon_side.REDIS_URL)
+    parser.add_argument(
+        "--layout",
+        choices=["services", "single"],
+        default="services",
+        help="PostgreSQL: worker, beat and api apart (production's services) or in one process",
+    )
     parser.add_argument("--base-port", type=int, default=28000, help="targets' first port")
     parser.add_argument("--api-port", type=int, default=18956)
     parser.add_argument("--targets-server", choices=["nginx", "python"], default="nginx")
     args = parser.parse_args()
     if args.seed_only:
         args.keep = True
+    if args.layout == "single" and args.backend != "postgres":
+        raise SystemExit("--layout single is for --backend postgres (slamon run is one process)")
     if args.runs < 0 or args.targets < 1 or args.interval <= 0 or args.window <= 0:
         raise SystemExit("--runs must be 0 or more, --targets, --interval and --window above 0")
     try:
