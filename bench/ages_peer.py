@@ -107,38 +107,17 @@ def build(
     jobs: int = 2,
     say: Any = print,
     pattern_s: int | None = None,
+    compact: bool = True,
 ) -> dict[str, Any]:
     """Blocks for [start, end) under ``folder`` (made afresh), one promtool run per aligned
     two-hour block (up to ``jobs`` at once, the next block's text written meanwhile), then
-    compacted by Prometheus (``settle``); figures of the build.
+    (``compact``) compacted by Prometheus (``settle``); figures of the build.
 
     With ``pattern_s`` (whole two-hour blocks) promtool builds the first whole ``pattern_s``
     of blocks and the part blocks at either end; every other whole block is a copy of the
     block a whole number of patterns before it, moved forward (bench/tsdb_shift.py): the
     samples repeat with the pattern (``repeating``), so the copy is the block promtool would
     have built."""
-    began = time.perf_counter()
-    written = write_blocks(series, interval_s, start, end, folder, jobs, say, pattern_s)
-    settled = settle(folder)
-    say(
-        f"  peer TSDB: {written['samples']:,} samples in {written['blocks_written']} blocks "
-        f"({written['blocks_copied']} of them copies), compacted by Prometheus into {settled} "
-        f"({peer.du(folder) / 1e6:,.1f} MB) in {time.perf_counter() - began:.0f} s"
-    )
-    return written | {"blocks": settled}
-
-
-def write_blocks(
-    series: list[Series],
-    interval_s: float,
-    start: datetime,
-    end: datetime,
-    folder: Path,
-    jobs: int = 2,
-    say: Any = print,
-    pattern_s: int | None = None,
-) -> dict[str, Any]:
-    """The two-hour blocks of :func:`build` under ``folder`` (made afresh), not compacted."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     began = time.perf_counter()
@@ -178,11 +157,20 @@ def write_blocks(
         _finish(job)
     if copies:
         samples += copy_forward(folder, copies, say)
-    return {
+    written = {
         "samples": samples,
         "blocks_written": len(list(folder.glob("01*"))),
         "blocks_copied": len(copies),
     }
+    if not compact:
+        return written
+    settled = settle(folder)
+    say(
+        f"  peer TSDB: {samples:,} samples in {written['blocks_written']} blocks "
+        f"({len(copies)} of them copies), compacted by Prometheus into {settled} "
+        f"({peer.du(folder) / 1e6:,.1f} MB) in {time.perf_counter() - began:.0f} s"
+    )
+    return written | {"blocks": settled}
 
 
 def repeating(series: list[Series], interval_s: float, pattern_s: int) -> list[Series]:

@@ -55,9 +55,9 @@ def test_a_history_from_a_pattern_is_the_history_built_whole(
     binary(PROMTOOL)
     series = ages_peer.repeating(captured(60.0), 60.0, DAY)
     end = start + timedelta(days=3, hours=5)
-    whole = ages_peer.write_blocks(series, 60.0, start, end, tmp_path / "whole", say=str)
-    copied = ages_peer.write_blocks(
-        series, 60.0, start, end, tmp_path / "copied", say=str, pattern_s=DAY
+    whole = ages_peer.build(series, 60.0, start, end, tmp_path / "whole", say=str, compact=False)
+    copied = ages_peer.build(
+        series, 60.0, start, end, tmp_path / "copied", say=str, pattern_s=DAY, compact=False
     )
     # after the first whole day, every whole block is a copy: two days and two (or one) more
     assert copied["blocks_copied"] == (26 if start == ALIGNED else 25)
@@ -70,8 +70,8 @@ def test_a_history_from_a_pattern_is_the_history_built_whole(
 def test_a_moved_block_answers_queries_at_its_new_time(tmp_path: Path) -> None:
     binary(PROMTOOL)
     series = captured(5.0)
-    ages_peer.write_blocks(
-        series, 5.0, ALIGNED, ALIGNED + timedelta(hours=2), tmp_path / "a", say=str
+    ages_peer.build(
+        series, 5.0, ALIGNED, ALIGNED + timedelta(hours=2), tmp_path / "a", say=str, compact=False
     )
     (original,) = list((tmp_path / "a").glob("01*"))
     (tmp_path / "b").mkdir()
@@ -91,8 +91,8 @@ def test_a_moved_block_answers_queries_at_its_new_time(tmp_path: Path) -> None:
 
 def test_moving_by_nothing_rewrites_every_checksum_as_it_was(tmp_path: Path) -> None:
     binary(PROMTOOL)
-    ages_peer.write_blocks(captured(5.0), 5.0, ALIGNED, ALIGNED + timedelta(hours=2), tmp_path,
-                           say=str)  # fmt: skip
+    two_hours = (ALIGNED, ALIGNED + timedelta(hours=2))
+    ages_peer.build(captured(5.0), 5.0, *two_hours, tmp_path, say=str, compact=False)
     (block,) = list(tmp_path.glob("01*"))
     chunks = (block / "chunks" / "000001").read_bytes()
     index = (block / "index").read_bytes()
