@@ -696,7 +696,25 @@ def _rollup_stats(engine: sa.Engine) -> tuple[int, float, datetime] | None:
 def prepare(
     label: str, urls: list[str], series: list[ages_peer.Series], args: argparse.Namespace
 ) -> Age:
-    """Seed slamon's database and the peer's TSDB for ``label`` (or find them seeded)."""
+    """Seed slamon's database and the peer's TSDB for ``label`` (or find them seeded), and
+    with ``--also-seed`` the other backend's database for a later ``--reuse``."""
+    age = age_of(label, args)
+    also = [argparse.Namespace(**vars(args) | {"backend": b}) for b in args.also_seed or []]
+    # the peer's TSDB (and any other backend's database) is built in a process of its own
+    # while slamon's database is seeded: they share the machine's cores instead of taking turns
+    with ProcessPoolExecutor(1 + len(also), mp_context=multiprocessing.get_context("fork")) as pool:
+        peer_seeding = pool.submit(seed_peer, age, series, args)
+        others = [pool.submit(seed_slamon, age_of(label, other), urls, other) for other in also]
+        age.seeded = seed_slamon(age, urls, args)
+        for other in others:
+            other.result()
+        age.seeded["peer"] = peer_seeding.result()
+    print_seeded(age)
+    return age
+
+
+def age_of(label: str, args: argparse.Namespace) -> Age:
+    """Where ``args.backend``'s database of ``label`` lives, and the shape of its history."""
     folder = args.work / f"{args.backend}-{label}"
     if args.backend == "sqlite":
         url = f"sqlite:///{folder / 'slamon.db'}"
@@ -712,15 +730,7 @@ def prepare(
         outage_minutes=args.outage_minutes,
     )
     tsdb = args.work / f"peer-{label}" / "tsdb"  # the same for both backends: --keep, --reuse
-    age = Age(label, shape, folder, url, folder / "slamon.yaml", tsdb)
-    # the peer's TSDB is built in a process of its own while slamon's database is seeded: the
-    # two share the machine's cores instead of taking turns
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-        peer_seeding = pool.submit(seed_peer, age, series, args)
-        age.seeded = seed_slamon(age, urls, args)
-        age.seeded["peer"] = peer_seeding.result()
-    print_seeded(age)
-    return age
+    return Age(label, shape, folder, url, folder / "slamon.yaml", tsdb)
 
 
 SEED_KEYS = (
@@ -1020,6 +1030,12 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep each age's database and TSDB")
     parser.add_argument("--reuse", action="store_true", help="use ages seeded in --work")
     parser.add_argument("--seed-only", action="store_true", help="seed (and keep), measure nothing")
+    parser.add_argument(
+        "--also-seed",
+        action="append",
+        choices=["sqlite", "postgres"],
+        help="seed this backend's database too, at the same time (kept, for a later --reuse)",
+    )
     parser.add_argument("--pg-database", default="slamon_bench_ages", help="prefix: <it>_<age>")
     parser.add_argument("--redis-url", default=slamon_side.REDIS_URL)
     parser.add_argument(
@@ -1032,8 +1048,10 @@ def main() -> None:
     parser.add_argument("--api-port", type=int, default=18956)
     parser.add_argument("--targets-server", choices=["nginx", "python"], default="nginx")
     args = parser.parse_args()
-    if args.seed_only:
-        args.keep = True
+    if args.seed_only or args.also_seed:
+        args.keep = True  # what was seeded is for a later --reuse
+    if args.backend in (args.also_seed or []):
+        raise SystemExit(f"--also-seed {args.backend}: --backend {args.backend} is seeded anyway")
     if args.layout == "single" and args.backend != "postgres":
         raise SystemExit("--layout single is for --backend postgres (slamon run is one process)")
     if args.runs < 0 or args.targets < 1 or args.interval <= 0 or args.window <= 0:
