@@ -1061,6 +1061,8 @@ def main() -> None:
             if label.strip():
                 ages_seed.parse_age(label.strip())
         ages_seed.parse_age(args.prune_span)
+        if args.pattern and ages_seed.parse_age(args.pattern).total_seconds() % ages_peer.BLOCK_S:
+            raise ValueError(f"--pattern {args.pattern}: the peer's blocks repeat in whole 2h")
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
     run(args)

@@ -193,15 +193,16 @@ def copy_forward(folder: Path, copies: dict[int, int], say: Any = print) -> int:
     """Make each block of ``copies`` (block start -> the start of the block it copies) from
     the block promtool built, moved forward; the samples copied."""
     began = time.perf_counter()
-    built: dict[int, Path] = {}
+    built: dict[int, tuple[Path, int]] = {}  # block start -> the block, its samples
     for block in folder.glob("01*"):
         meta = json.loads((block / "meta.json").read_text())
-        built[meta["minTime"] // 1000 // BLOCK_S * BLOCK_S] = block
+        start = meta["minTime"] // 1000 // BLOCK_S * BLOCK_S
+        built[start] = (block, meta["stats"]["numSamples"])
     samples = 0
     for n, (block, source) in enumerate(sorted(copies.items()), 1):
-        original = built[source]
+        original, count = built[source]
         tsdb_shift.shift_block(original, folder, (block - source) * 1000)
-        samples += json.loads((original / "meta.json").read_text())["stats"]["numSamples"]
+        samples += count
         if n % 12 == 0 or n == len(copies):
             say(f"  peer blocks copied {n:>4}/{len(copies)}  {time.perf_counter() - began:7.0f} s")
     return samples

@@ -132,6 +132,8 @@ def new_ulid(at_ms: int) -> str:
 def shift_block(block: Path, into: Path, delta_ms: int) -> Path:
     """A copy of ``block`` under ``into`` with every sample ``delta_ms`` later; its folder."""
     meta = json.loads((block / "meta.json").read_text())
+    if meta.get("compaction", {}).get("level") != 1:
+        raise ValueError(f"{block.name}: only uncompacted blocks (level 1, promtool's) move")
     min_time, max_time = meta["minTime"] + delta_ms, meta["maxTime"] + delta_ms
     ulid = new_ulid(int(time.time() * 1000))
     staging = into / f"{ulid}.tmp-for-creation"  # Prometheus ignores and removes these
@@ -146,13 +148,7 @@ def shift_block(block: Path, into: Path, delta_ms: int) -> Path:
     if (block / "tombstones").exists():
         shutil.copyfile(block / "tombstones", staging / "tombstones")
     meta |= {"ulid": ulid, "minTime": min_time, "maxTime": max_time}
-    compaction = meta.get("compaction", {})
-    compaction.pop("parents", None)  # a copy has no parents among the blocks beside it
-    sources = compaction.get("sources") or [ulid]
-    compaction["sources"] = (
-        [ulid] if len(sources) == 1 else [new_ulid(int(time.time() * 1000)) for _ in sources]
-    )
-    meta["compaction"] = compaction
+    meta["compaction"] = {"level": 1, "sources": [ulid]}  # a block of its own, as promtool's
     (staging / "meta.json").write_text(json.dumps(meta, indent="\t"))
     os.replace(staging, into / ulid)
     return into / ulid
