@@ -1065,6 +1065,11 @@ def main() -> None:
             raise ValueError(f"--pattern {args.pattern}: the peer's blocks repeat in whole 2h")
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
+    # a stopped harness stops what it started: a slamon left running on the database (its
+    # worker's command line is `python -m monitor.cli`) spoils the next command's windows
+    signal.signal(
+        signal.SIGTERM, lambda *_: sys.exit(f"stopped by SIGTERM at {datetime.now(UTC):%H:%M:%S}")
+    )
     run(args)
 
 
