@@ -26,9 +26,9 @@ For each age (``fresh``, ``1d``, ``7d``, ``14d``, or any ``Nd``/``Nh``):
    in-process (timed, printed), so the window sees the steady, minute-by-minute pruning.
 4. With ``--prune-check`` (at the last age): slamon runs with ``probes.raw_retention`` and
    ``minute_retention`` set ``--prune-span`` (default 1d) shorter than the age, so its first
-   rollup prunes the oldest span while probe rounds run: how long the pruning took (the rollup
-   task's own duration) and the slots missed or late during it, counted as bench/soak.py counts
-   them, beside a window of the same length after it.
+   rollup prunes the oldest span while probe rounds run: how long the pruning took (the oldest
+   minute rollup watched every 0.5 s) and the slots missed or late during it, counted as
+   bench/soak.py counts them, beside a window of the same length after it.
 
 Figures (each the median of the runs; every run's in the JSON): CPU ms per probe (CPU of the
 whole process tree, /proc utime+stime, over the probes stored in the window; on PostgreSQL also
@@ -95,6 +95,7 @@ from monitor.db.engine import make_engine, make_sessionmaker
 
 RSS_PERIOD_S = 5.0
 SETTLE_S = 3.0  # results land a little after their probe time
+PRUNE_POLL_S = 0.5  # how often the prune check reads the oldest minute rollup
 GOALS = {
     "cpu_vs_peer": 0.5,  # CPU per probe at most half the peer's
     "cpu_vs_fresh": 1.15,  # and within 15 % of the fresh figure
@@ -545,8 +546,10 @@ def parse_retention(config: Path) -> float:
 
 def prune_check(age: Age, args: argparse.Namespace) -> dict[str, Any]:
     """Run slamon with a retention ``--prune-span`` shorter than the age: its first rollup
-    prunes the oldest span while probes run. The rollup's duration (its own task_stats) and
-    the slots missed and late during it, beside a window of the same length after it."""
+    prunes the oldest span while probes run. How long the pruning took (from the last moment
+    the oldest minute rollup was still there to the first the span was gone: task_stats are
+    flushed now and then, so their last run need not be the one that pruned) and the slots
+    missed and late during it, beside a window of the same length after it."""
     span = ages_seed.parse_age(args.prune_span)
     keep = age.shape.age - span
     if keep <= timedelta(0):
@@ -571,12 +574,11 @@ def prune_check(age: Age, args: argparse.Namespace) -> dict[str, Any]:
         started = datetime.now(UTC)
         tape = ProbeTape(engine, window_start(started, interval))
         tape.start()
-        seen = _wait_pruned(engine, running, first_target, started - keep, args.prune_timeout)
-        while (stats := _rollup_stats(engine)) is None or stats[2] < seen:
-            running.check_alive()  # the rollup run that pruned is still at its minute rollups
-            time.sleep(1.0)
-        _, seconds, finished = stats
-        pruning = (finished - timedelta(seconds=seconds), finished)
+        pruning = _wait_pruned(
+            engine, running, first_target, oldest_before, started - keep, args.prune_timeout
+        )
+        finished = pruning[1]
+        seconds = (finished - pruning[0]).total_seconds()
         length = max(seconds, 6 * interval)
         after = (
             finished + timedelta(seconds=2 * interval),
@@ -595,7 +597,7 @@ def prune_check(age: Age, args: argparse.Namespace) -> dict[str, Any]:
     return {
         "span": args.prune_span,
         "rows_due": due,
-        "rollup_task_seconds": round(seconds, 2),
+        "pruning_seconds": round(seconds, 1),
         "oldest_before": oldest_before.isoformat(timespec="seconds"),
         "oldest_after": oldest_after.isoformat(timespec="seconds"),
         **figures,
@@ -630,18 +632,26 @@ def slot_figures(
 
 
 def _wait_pruned(
-    engine: sa.Engine, running: Slamon, target_id: int, cutoff: datetime, timeout: float
-) -> datetime:
+    engine: sa.Engine,
+    running: Slamon,
+    target_id: int,
+    oldest: datetime,
+    cutoff: datetime,
+    timeout: float,
+) -> tuple[datetime, datetime]:
     """Wait until the rows before ``cutoff`` (less the rollup's late margin) are gone: one
     target's oldest minute rollup past it (they go oldest first, all targets together). The
-    last moment they were seen still there: the run that pruned them finished after it."""
-    deadline, seen = time.monotonic() + timeout, datetime.now(UTC)
+    pruning's span, to the poll: the last moment ``oldest`` was still there, and the first
+    moment the rows were gone."""
+    deadline, still = time.monotonic() + timeout, datetime.now(UTC)
     while time.monotonic() < deadline:
         running.check_alive()
-        if _oldest(engine, target_id) >= cutoff - timedelta(minutes=3):
-            return seen
-        seen = datetime.now(UTC)
-        time.sleep(1.0)
+        now_oldest = _oldest(engine, target_id)
+        if now_oldest >= cutoff - timedelta(minutes=3):
+            return still, datetime.now(UTC)
+        if now_oldest <= oldest:
+            still = datetime.now(UTC)
+        time.sleep(PRUNE_POLL_S)
     raise SystemExit(f"the oldest rows were not pruned within {timeout:g} s")
 
 
@@ -677,17 +687,6 @@ def _oldest(engine: sa.Engine, target_id: int) -> datetime:
     with engine.connect() as c:
         found = c.execute(query).scalar_one()
     return found if found.tzinfo else found.replace(tzinfo=UTC)
-
-
-def _rollup_stats(engine: sa.Engine) -> tuple[int, float, datetime] | None:
-    from monitor.db.models import TaskStat
-
-    query = sa.select(TaskStat.runs, TaskStat.last_seconds, TaskStat.last_finished_at).where(
-        TaskStat.task == "slamon.probes.rollup"
-    )
-    with engine.connect() as c:
-        row = c.execute(query).one_or_none()
-    return None if row is None else (int(row[0]), float(row[1]), row[2])
 
 
 # --------------------------------------------------------------------------- seeding an age
@@ -937,7 +936,7 @@ def peer_capture(urls: list[str], args: argparse.Namespace) -> list[dict[str, An
 def print_prune(found: dict[str, Any]) -> None:
     print(f"\n== pruning the oldest {found['span']} ({found['rows_due']:,} rows due: minute "
           "rollups and probes kept whole) ==")  # fmt: skip
-    print(f"rollup task (roll up + prune)  {found['rollup_task_seconds']:.1f} s; oldest minute rollup "
+    print(f"pruning took {found['pruning_seconds']:.1f} s (to {PRUNE_POLL_S:g} s); oldest minute rollup "
           f"{found['oldest_before']} -> {found['oldest_after']}")  # fmt: skip
     for name in ("during", "after"):
         f = found[name]
