@@ -22,11 +22,11 @@ For each age (``fresh``, ``1d``, ``7d``, ``14d``, or any ``Nd``/``Nh``):
    blackbox_exporter for the N targets as bench/peer.py does), then slamon (``slamon run`` on
    SQLite; ``slamon worker`` + ``slamon beat`` + ``slamon api`` on PostgreSQL and Redis) on the
    seeded database, each for ``--warmup`` then a measured ``--window``. Before the first run the
-   rows the seeding's own time pushed past retention are pruned by slamon's rollup code
-   in-process (timed, printed), so the window sees the steady, minute-by-minute pruning.
+   rows the seeding's own time pushed past retention are pruned by slamon's own pruning code
+   in-process (timed, printed), so the window sees the steady state, not a backlog.
 4. With ``--prune-check`` (at the last age): slamon runs with ``probes.raw_retention`` and
    ``minute_retention`` set ``--prune-span`` (default 1d) shorter than the age, so its first
-   rollup prunes the oldest span while probe rounds run: how long the pruning took (the oldest
+   prune (sent as the scheduler starts) deletes the oldest span while probe rounds run: how long the pruning took (the oldest
    minute rollup watched every 0.5 s) and the slots missed or late during it, counted as
    bench/soak.py counts them, beside a window of the same length after it.
 
@@ -513,8 +513,8 @@ def _disk(before: dict[str, int], after: dict[str, int], probes: int) -> dict[st
 
 
 def catch_up(age: Age, retention: timedelta | None = None) -> dict[str, Any]:
-    """Roll up and prune as slamon's rollup task would have while the benchmark was seeding
-    (slamon's own functions, in-process): the window then sees steady pruning."""
+    """Roll up and prune as slamon's rollup and prune tasks would have while the benchmark
+    was seeding (slamon's own functions, in-process): the window then sees the steady state."""
     from monitor.db.changes import prune_changes
     from monitor.probes.rollup import prune_minutes, prune_raw, roll_up
 
@@ -545,8 +545,8 @@ def parse_retention(config: Path) -> float:
 
 
 def prune_check(age: Age, args: argparse.Namespace) -> dict[str, Any]:
-    """Run slamon with a retention ``--prune-span`` shorter than the age: its first rollup
-    prunes the oldest span while probes run. How long the pruning took (from the last moment
+    """Run slamon with a retention ``--prune-span`` shorter than the age: its first prune
+    deletes the oldest span while probes run. How long the pruning took (from the last moment
     the oldest minute rollup was still there to the first the span was gone: task_stats are
     flushed now and then, so their last run need not be the one that pruned) and the slots
     missed and late during it, beside a window of the same length after it."""

@@ -26,6 +26,7 @@ def build_beat_schedule(config: Config) -> dict[str, dict[str, Any]]:
         "targets-sync": _entry("slamon.targets.sync", schedule.tick, "default"),
         "probes-dispatch": _entry("slamon.probes.dispatch", schedule.dispatch, "default"),
         "probes-rollup": _entry("slamon.probes.rollup", schedule.rollup, "default"),
+        "probes-prune": _entry("slamon.probes.prune", schedule.retention, "default"),
         "alerts-evaluate": _entry("slamon.alerts.evaluate", schedule.alerts, "default"),
         "vantages-judge": _entry("slamon.probes.judge_vantages", schedule.vantages, "default"),
         "alerts-deliver": _entry("slamon.alerts.deliver", schedule.deliveries, "deliveries"),

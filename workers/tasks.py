@@ -158,24 +158,37 @@ def sync_targets() -> int:
 
 @app.task(name="slamon.probes.rollup")
 def roll_up_results() -> int:
-    """Roll raw probe results into minute and hour buckets, delete the routine raw rows of final
-    minutes (their bucket holds them), then prune expired raw rows and minute buckets; none of
-    it holds a write transaction for long (``monitor.probes.rollup``)."""
-    from datetime import timedelta
-
+    """Roll raw probe results into minute and hour buckets and delete the routine raw rows of
+    final minutes (their bucket holds them); each step its own short transaction
+    (``monitor.probes.rollup``). What is past its retention goes in :func:`prune_expired`."""
     from monitor.db.base import utcnow
     from monitor.db.changes import prune_changes
-    from monitor.probes.rollup import compact_raw, prune_minutes, prune_raw, roll_up
+    from monitor.probes.rollup import compact_raw, roll_up
 
     rt = runtime()
     now = utcnow()
-    buckets = roll_up(rt.sessions, now)  # each step its own short transaction
+    buckets = roll_up(rt.sessions, now)
     compact_raw(rt.sessions, now)
-    prune_raw(rt.sessions, now, timedelta(seconds=rt.config.probes.raw_retention))
-    prune_minutes(rt.sessions, now, timedelta(seconds=rt.config.probes.minute_retention))
     with rt.transaction() as session:
         prune_changes(session)
     return buckets
+
+
+@app.task(name="slamon.probes.prune")
+def prune_expired() -> int:
+    """Delete the probes kept whole past ``probes.raw_retention`` and the minute buckets past
+    ``probes.minute_retention`` whose hours are rolled up, oldest first, in short transactions;
+    every ``schedule.retention``. How many rows went."""
+    from datetime import timedelta
+
+    from monitor.db.base import utcnow
+    from monitor.probes.rollup import prune_minutes, prune_raw
+
+    rt = runtime()
+    now = utcnow()
+    probes = rt.config.probes
+    raw = prune_raw(rt.sessions, now, timedelta(seconds=probes.raw_retention))
+    return raw + prune_minutes(rt.sessions, now, timedelta(seconds=probes.minute_retention))
 
 
 @app.task(name="slamon.probes.judge_vantages")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -115,6 +116,62 @@ def test_the_vantage_task_stores_each_vantages_verdict_and_the_sweep_alerts_on_i
     with rt.sessions() as session:
         stored = {v.name: v.disagreeing for v in session.scalars(select(Vantage))}
     assert stored == {"east": 0, "west": 1}
+
+
+def test_the_prune_task_deletes_what_is_past_retention_and_the_rollup_keeps_it(
+    worker: Path,
+) -> None:
+    """Pruning runs every ``schedule.retention`` as a task of its own, not in each rollup."""
+    from sqlalchemy import func, insert
+
+    from monitor.db.models import ProbeEvidence, ProbeRollup
+
+    tasks.sync_targets()
+    rt = runtime_module.runtime()
+    hour = utcnow().replace(minute=0, second=0, microsecond=0)
+    old, recent = hour - timedelta(days=20), hour - timedelta(days=1)
+    with rt.sessions() as session, session.begin():
+        web = session.scalars(select(Target.id).where(Target.name == "web")).one()
+        session.execute(
+            insert(ProbeRollup),
+            [
+                {"target_id": web, "resolution": resolution, "bucket_start": at,
+                 "count": 12, "failures": 1, "unknown": 0}
+                for at in (old, recent, hour - timedelta(hours=1))
+                for resolution in ("minute", "hour")
+            ],
+        )  # fmt: skip
+        session.execute(
+            insert(ProbeEvidence),
+            [{"target_id": web, "vantage": "*", "at": at, "ok": False} for at in (old, recent)],
+        )
+
+    def kept() -> tuple[list[datetime], list[datetime]]:
+        with rt.sessions() as session:
+            minutes = session.scalars(
+                select(ProbeRollup.bucket_start)
+                .where(ProbeRollup.resolution == "minute")
+                .order_by(ProbeRollup.bucket_start)
+            )
+            evidence = session.scalars(select(ProbeEvidence.at).order_by(ProbeEvidence.at))
+            return list(minutes), list(evidence)
+
+    tasks.roll_up_results()
+    assert kept() == ([old, recent, hour - timedelta(hours=1)], [old, recent])
+    assert tasks.prune_expired() == 2  # 14 days by default: the 20-day-old minute and probe
+    assert kept() == ([recent, hour - timedelta(hours=1)], [recent])
+    with rt.sessions() as session:
+        hours = session.scalar(select(func.count()).where(ProbeRollup.resolution == "hour"))
+    assert hours == 3  # hour rollups are kept for ever
+
+
+def test_pruning_is_scheduled_every_schedule_retention() -> None:
+    from monitor.config import parse_config
+    from workers.schedule import build_beat_schedule
+
+    entry = build_beat_schedule(parse_config("schedule: {retention: 15m}"))["probes-prune"]
+    assert (entry["task"], entry["schedule"]) == ("slamon.probes.prune", 900)
+    assert entry["task"] in app.tasks
 
 
 @pytest.fixture
