@@ -26,9 +26,10 @@ For each age (``fresh``, ``1d``, ``7d``, ``14d``, or any ``Nd``/``Nh``):
    in-process (timed, printed), so the window sees the steady state, not a backlog.
 4. With ``--prune-check`` (at the last age): slamon runs with ``probes.raw_retention`` and
    ``minute_retention`` set ``--prune-span`` (default 1d) shorter than the age, so its first
-   prune (sent as the scheduler starts) deletes the oldest span while probe rounds run: how long the pruning took (the oldest
-   minute rollup watched every 0.5 s) and the slots missed or late during it, counted as
-   bench/soak.py counts them, beside a window of the same length after it.
+   prune (``schedule.retention`` 1 min: due as slamon starts) deletes the oldest span while
+   probe rounds run: how long the pruning took (the oldest minute rollup watched every 0.5 s)
+   and the slots missed or late during it, counted as bench/soak.py counts them, beside a
+   window of the same length after it.
 
 Figures (each the median of the runs; every run's in the JSON): CPU ms per probe (CPU of the
 whole process tree, /proc utime+stime, over the probes stored in the window; on PostgreSQL also
@@ -96,6 +97,7 @@ from monitor.db.engine import make_engine, make_sessionmaker
 RSS_PERIOD_S = 5.0
 SETTLE_S = 3.0  # results land a little after their probe time
 PRUNE_POLL_S = 0.5  # how often the prune check reads the oldest minute rollup
+PRUNE_SLOT_S = 60.0  # the prune check's schedule.retention
 GOALS = {
     "cpu_vs_peer": 0.5,  # CPU per probe at most half the peer's
     "cpu_vs_fresh": 1.15,  # and within 15 % of the fresh figure
@@ -559,6 +561,9 @@ def prune_check(age: Age, args: argparse.Namespace) -> dict[str, Any]:
         "raw_retention": keep.total_seconds(),
         "minute_retention": keep.total_seconds(),
     }
+    # the runs before sent this hour's prune slot, and a slot is sent once (whoever leads):
+    # a slot a minute long is due as slamon starts; the first prune deletes the span
+    config["schedule"] = config.get("schedule", {}) | {"retention": PRUNE_SLOT_S}
     pruning_config = age.folder / "slamon-prune.yaml"
     pruning_config.write_text(json.dumps(config, indent=1))
     engine = make_engine(age.database_url)
