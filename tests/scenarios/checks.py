@@ -35,7 +35,7 @@ AGREE_S = 6.0  # surfaces read one after another (API, /metrics, Chromium) may s
 
 FAST_SCHEDULE = (
     "schedule: {tick: 1s, feeds: 1s, alerts: 1s, vantages: 1s, deliveries: 1s, heartbeats: 1s,"
-    " dispatch: 1s, discovery: 1s, account_events: 1s, retention: 5s}\n"
+    " dispatch: 1s, discovery: 1s, account_events: 1s}\n"
     "probes: {retry_interval: 0.2}\n"
 )
 WEBHOOK_SECRET = "scenario-webhook-secret-7f3a9c"

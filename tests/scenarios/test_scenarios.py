@@ -639,55 +639,6 @@ def test_the_running_service_keeps_its_raw_record_compact(live: Live) -> None:
     assert failed >= failures  # each failure a bucket counts is kept whole (late ones too)
 
 
-def test_the_running_service_prunes_what_is_past_its_retention(live: Live) -> None:
-    """Every ``schedule.retention`` (5 s here) the service deletes the evidence past
-    ``raw_retention`` and the minute buckets past ``minute_retention`` (14 days by default)
-    whose hour is rolled up, and keeps what is younger: a probe and a minute 20 days old go,
-    their twins 13 days old stay."""
-    from monitor.db.engine import make_engine
-    from monitor.db.models import Target
-
-    engine = make_engine(live.deployment.database_url)
-    e, m = ProbeEvidence, ProbeRollup
-    now = datetime.now(UTC).replace(second=0, microsecond=0)
-    old, young = now - timedelta(days=20), now - timedelta(days=13)
-    try:
-        with engine.begin() as db:
-            web = db.scalar(select(Target.id).where(Target.name == "web-http"))
-            db.execute(
-                sa.insert(e),
-                [{"target_id": web, "vantage": "*", "at": at, "ok": True} for at in (old, young)],
-            )
-            db.execute(
-                sa.insert(m),
-                [{"target_id": web, "resolution": "minute", "bucket_start": at, "count": 12,
-                  "failures": 0, "unknown": 0} for at in (old, young)],
-            )  # fmt: skip
-
-        def seeded() -> tuple[list[datetime], list[datetime]]:
-            with engine.connect() as db:
-                evidence = db.scalars(select(e.at).where(e.at < now - timedelta(days=1)))
-                minutes = db.scalars(
-                    select(m.bucket_start).where(
-                        m.resolution == "minute", m.bucket_start < now - timedelta(days=1)
-                    )
-                )
-                return list(evidence), list(minutes)
-
-        def pruned() -> tuple[list[datetime], list[datetime]] | None:
-            evidence, minutes = seeded()
-            return None if old in evidence + minutes else (evidence, minutes)
-
-        kept = eventually(
-            pruned,
-            "the 20-day-old evidence and minute pruned",
-            timeout=150,  # a minute's hour must be rolled up before it may go
-        )
-    finally:
-        engine.dispose()
-    assert kept == ([young], [young])
-
-
 def test_no_alert_of_the_whole_run_was_sent_twice_or_unsigned(live: Live) -> None:
     """Each scenario saw exactly one firing and one resolved webhook when it ended; a quiet
     period later, across every scenario of this deployment, still no more than one of each."""
